@@ -1,0 +1,313 @@
+/* Mergeable latency histogram (hist.h): log-linear buckets over nanoseconds.
+ *
+ * Why this shape: the collector keeps one histogram per (rank, op) and the
+ * tree of leaves, mids and root adds them up, so the operations that matter
+ * are cheap recording, exact merging and a compact wire form. Buckets are
+ * 0..63 exact, then 32 per power of two, which bounds a quantile's relative
+ * error by 1/64 without any tuning.
+ *
+ * Storage covers only the buckets [lo, hi) ever touched and grows with
+ * realloc; a failed realloc changes nothing, so NOMEM leaves the histogram as
+ * it was. Per-bucket counts are uint32_t: a record or merge that would push a
+ * bucket past UINT32_MAX is refused with INVAL rather than saturated, since a
+ * saturated bucket would silently skew every quantile above it. With 1216
+ * buckets that also keeps count below 2^43, so it never overflows.
+ *
+ * Invariant when count > 0: every non-empty bucket lies in
+ * [bucket(min), bucket(max)], and both of those are non-empty and stored.
+ *
+ * Wire form (docs/wire-format.md, "Histogram"), all varints:
+ *   count; if count > 0: min, max, sum, n_nonzero, then n_nonzero pairs of
+ *   (gap, bucket count), gap = index - (previous index + 1), the first gap
+ *   being the first index itself. It depends only on the contents, never on
+ *   the stored range, so equal histograms encode to equal bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+
+#define EXACT_BUCKETS 64 /* values 0..63 each have a bucket */
+#define EXACT_BITS    6  /* log2(EXACT_BUCKETS) */
+#define SUB_BUCKETS   (1u << IOP_HIST_SUB_BITS)
+
+_Static_assert(IOP_HIST_BUCKETS == EXACT_BUCKETS + (42 - EXACT_BITS) * SUB_BUCKETS,
+	       "bucket count must match IOP_HIST_MAX_NS");
+_Static_assert(IOP_HIST_BUCKETS <= UINT16_MAX, "lo and hi are uint16_t");
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* ----------------------------------------------------------------- buckets */
+
+unsigned iop_hist_bucket(uint64_t ns)
+{
+	if (ns > IOP_HIST_MAX_NS)
+		ns = IOP_HIST_MAX_NS;
+	if (ns < EXACT_BUCKETS)
+		return (unsigned)ns;
+	unsigned e = 63u - (unsigned)__builtin_clzll(ns); /* 6..41 */
+	unsigned sub = (unsigned)(ns >> (e - IOP_HIST_SUB_BITS)) & (SUB_BUCKETS - 1);
+	return EXACT_BUCKETS + (e - EXACT_BITS) * SUB_BUCKETS + sub;
+}
+
+/* A bucket past the last is a caller's bug; it is read as the last one. */
+uint64_t iop_hist_bucket_low(unsigned bucket)
+{
+	if (bucket >= IOP_HIST_BUCKETS)
+		bucket = IOP_HIST_BUCKETS - 1;
+	if (bucket < EXACT_BUCKETS)
+		return bucket;
+	unsigned e = EXACT_BITS + (bucket - EXACT_BUCKETS) / SUB_BUCKETS;
+	uint64_t sub = (bucket - EXACT_BUCKETS) % SUB_BUCKETS;
+	return (SUB_BUCKETS + sub) << (e - IOP_HIST_SUB_BITS);
+}
+
+uint64_t iop_hist_bucket_high(unsigned bucket)
+{
+	if (bucket >= IOP_HIST_BUCKETS)
+		bucket = IOP_HIST_BUCKETS - 1;
+	if (bucket < EXACT_BUCKETS)
+		return bucket;
+	unsigned e = EXACT_BITS + (bucket - EXACT_BUCKETS) / SUB_BUCKETS;
+	return iop_hist_bucket_low(bucket) + (UINT64_C(1) << (e - IOP_HIST_SUB_BITS)) - 1;
+}
+
+/* ------------------------------------------------------------ life & storage */
+
+void iop_hist_init(struct iop_hist *h)
+{
+	memset(h, 0, sizeof *h);
+}
+
+void iop_hist_free(struct iop_hist *h)
+{
+	free(h->bucket);
+	iop_hist_init(h);
+}
+
+/* The stored range stays as it is (zeroed), so a reused histogram does not
+ * reallocate; bucket is NULL only until storage is first needed. */
+void iop_hist_reset(struct iop_hist *h)
+{
+	if (h->bucket)
+		memset(h->bucket, 0, (size_t)(h->hi - h->lo) * sizeof *h->bucket);
+	h->count = h->sum = h->min = h->max = 0;
+}
+
+/* Makes the stored range cover buckets [lo, hi), new buckets zeroed. On NOMEM
+ * nothing changes: realloc keeps the old block when it fails. */
+static enum iop_err cover(struct iop_hist *h, unsigned lo, unsigned hi)
+{
+	int had = h->bucket != NULL;
+	if (had && lo >= h->lo && hi <= h->hi)
+		return IOP_OK;
+	unsigned new_lo = had && h->lo < lo ? h->lo : lo;
+	unsigned new_hi = had && h->hi > hi ? h->hi : hi;
+	size_t old_n = had ? (size_t)(h->hi - h->lo) : 0;
+	size_t shift = had ? (size_t)(h->lo - new_lo) : 0;
+	size_t n = new_hi - new_lo;
+
+	uint32_t *b = realloc(h->bucket, n * sizeof *b);
+	if (!b)
+		return IOP_ERR_NOMEM;
+	memmove(b + shift, b, old_n * sizeof *b);
+	memset(b, 0, shift * sizeof *b);
+	memset(b + shift + old_n, 0, (n - shift - old_n) * sizeof *b);
+	h->bucket = b;
+	h->lo = (uint16_t)new_lo;
+	h->hi = (uint16_t)new_hi;
+	return IOP_OK;
+}
+
+/* Count of bucket i, 0 when it is not stored. */
+static uint32_t stored(const struct iop_hist *h, unsigned i)
+{
+	if (!h->bucket || i < h->lo || i >= h->hi)
+		return 0;
+	return h->bucket[i - h->lo];
+}
+
+/* Folds a non-empty summary (count, sum, min, max) into h's. */
+static void add_summary(struct iop_hist *h, uint64_t count, uint64_t sum, uint64_t min,
+			uint64_t max)
+{
+	if (h->count == 0 || min < h->min)
+		h->min = min;
+	if (h->count == 0 || max > h->max)
+		h->max = max;
+	h->count += count;
+	h->sum = sat_add(h->sum, sum);
+}
+
+/* --------------------------------------------------------- record & merge */
+
+enum iop_err iop_hist_record_n(struct iop_hist *h, uint64_t ns, uint64_t n)
+{
+	if (n == 0)
+		return IOP_OK;
+	if (ns > IOP_HIST_MAX_NS)
+		ns = IOP_HIST_MAX_NS;
+	unsigned b = iop_hist_bucket(ns);
+	if (n > UINT32_MAX || stored(h, b) > UINT32_MAX - n)
+		return IOP_ERR_INVAL;
+	enum iop_err err = cover(h, b, b + 1);
+	if (err != IOP_OK)
+		return err;
+	h->bucket[b - h->lo] += (uint32_t)n;
+	add_summary(h, n, sat_mul(ns, n), ns, ns);
+	return IOP_OK;
+}
+
+/* dst may be src: the range is then already covered and each bucket doubles. */
+enum iop_err iop_hist_merge(struct iop_hist *dst, const struct iop_hist *src)
+{
+	if (src->count == 0)
+		return IOP_OK;
+	unsigned first = iop_hist_bucket(src->min), last = iop_hist_bucket(src->max);
+	for (unsigned i = first; i <= last; i++)
+		if (stored(dst, i) > UINT32_MAX - stored(src, i))
+			return IOP_ERR_INVAL;
+	enum iop_err err = cover(dst, first, last + 1);
+	if (err != IOP_OK)
+		return err;
+	for (unsigned i = first; i <= last; i++)
+		dst->bucket[i - dst->lo] += src->bucket[i - src->lo];
+	add_summary(dst, src->count, src->sum, src->min, src->max);
+	return IOP_OK;
+}
+
+/* ---------------------------------------------------------------- quantile */
+
+/* ceil(q * count) for 0 < q < 1, so in 1..count; by hand because common/
+ * does not link libm. count < 2^43 is exact in a double. */
+static uint64_t rank_of(double q, uint64_t count)
+{
+	double x = q * (double)count;
+	if (x >= (double)count)
+		return count;
+	uint64_t r = (uint64_t)x;
+	return (double)r < x ? r + 1 : r;
+}
+
+uint64_t iop_hist_quantile(const struct iop_hist *h, double q)
+{
+	if (h->count == 0)
+		return 0;
+	if (!(q > 0)) /* also NaN */
+		return h->min;
+	if (q >= 1)
+		return h->max;
+	uint64_t rank = rank_of(q, h->count), seen = 0;
+	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
+	unsigned i = first;
+	for (; i < last; i++) {
+		seen += h->bucket[i - h->lo];
+		if (seen >= rank)
+			break;
+	}
+	uint64_t low = iop_hist_bucket_low(i), high = iop_hist_bucket_high(i);
+	uint64_t mid = low + (high - low) / 2;
+	if (mid < h->min)
+		return h->min;
+	return mid > h->max ? h->max : mid;
+}
+
+/* ---------------------------------------------------------- serialization */
+
+void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c)
+{
+	iop_put_varint(c, h->count);
+	if (h->count == 0)
+		return;
+	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
+	uint64_t n_nonzero = 0;
+	for (unsigned i = first; i <= last; i++)
+		n_nonzero += h->bucket[i - h->lo] != 0;
+	iop_put_varint(c, h->min);
+	iop_put_varint(c, h->max);
+	iop_put_varint(c, h->sum);
+	iop_put_varint(c, n_nonzero);
+	unsigned next = 0; /* index the next gap counts from */
+	for (unsigned i = first; i <= last; i++) {
+		uint32_t k = h->bucket[i - h->lo];
+		if (k == 0)
+			continue;
+		iop_put_varint(c, i - next);
+		iop_put_varint(c, k);
+		next = i + 1;
+	}
+}
+
+/* Reads the n pairs into h's zeroed buckets [first, last], which cover()
+ * has stored. Each pair is checked as it is read, so a large n costs nothing
+ * until the bytes for it are there. Returns the cursor's error, MALFORMED or
+ * INCONSISTENT. */
+static enum iop_err decode_buckets(struct iop_hist *h, struct iop_rcur *c, uint64_t n,
+				   unsigned first, unsigned last, uint64_t count)
+{
+	uint64_t next = 0, total = 0;
+	for (uint64_t j = 0; j < n; j++) {
+		/* A gap over IOP_HIST_BUCKETS is out of range anyway; the bound
+		 * also keeps next + gap from wrapping. */
+		uint64_t gap = iop_get_varint_max(c, IOP_HIST_BUCKETS);
+		uint64_t k = iop_get_varint_max(c, UINT32_MAX);
+		if (c->err != IOP_OK)
+			return c->err;
+		uint64_t i = next + gap;
+		if (k == 0 || i > last || (j == 0 && i != first))
+			return IOP_ERR_MALFORMED;
+		h->bucket[i - h->lo] = (uint32_t)k;
+		total += k; /* at most 1216 * UINT32_MAX: no overflow */
+		next = i + 1;
+	}
+	if (next != last + 1)
+		return IOP_ERR_MALFORMED;
+	return total == count ? IOP_OK : IOP_ERR_INCONSISTENT;
+}
+
+/* The cursor keeps only its own errors; a rejection is the return value. */
+static enum iop_err decode_fail(struct iop_hist *h, enum iop_err err)
+{
+	iop_hist_reset(h);
+	return err;
+}
+
+/* h must have been initialised; its old contents are replaced. */
+enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c)
+{
+	iop_hist_reset(h);
+	uint64_t count = iop_get_varint(c);
+	if (c->err != IOP_OK || count == 0)
+		return c->err;
+	uint64_t min = iop_get_varint(c);
+	uint64_t max = iop_get_varint(c);
+	uint64_t sum = iop_get_varint(c);
+	uint64_t n_nonzero = iop_get_varint_max(c, IOP_HIST_BUCKETS);
+	if (c->err != IOP_OK)
+		return c->err;
+	if (min > max || max > IOP_HIST_MAX_NS || n_nonzero == 0)
+		return decode_fail(h, IOP_ERR_MALFORMED);
+
+	/* The range is fixed by min and max, so this allocates at most
+	 * IOP_HIST_BUCKETS counts whatever n_nonzero claims. */
+	unsigned first = iop_hist_bucket(min), last = iop_hist_bucket(max);
+	enum iop_err err = cover(h, first, last + 1);
+	if (err == IOP_OK)
+		err = decode_buckets(h, c, n_nonzero, first, last, count);
+	if (err != IOP_OK)
+		return decode_fail(h, err);
+	h->count = count;
+	h->sum = sum;
+	h->min = min;
+	h->max = max;
+	return IOP_OK;
+}

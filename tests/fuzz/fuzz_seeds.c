@@ -1,0 +1,61 @@
+/* Writes seed inputs for frame_fuzz into DIR: real frames of every workload
+ * kind, without their MAC (the fuzz target appends one), and a few small
+ * hand-made ones. Usage: fuzz_seeds DIR */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "frame.h"
+#include "fuzz_key.h"
+#include "workload.h"
+
+static int save(const char *dir, const char *name, const uint8_t *buf, size_t len)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+		perror(path);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: fuzz_seeds DIR\n");
+		return 1;
+	}
+	static uint8_t buf[IOP_FRAME_MAX_LEN];
+	static struct iop_wl w;
+	int bad = 0;
+	static const unsigned sizes[] = {1, 4, 32, 200};
+	for (int kind = IOP_WL_IOR_WRITE; kind <= IOP_WL_MIXED; kind++) {
+		if (!iop_wl_init(&w, kind, 1, 7, 1700000000000000000u))
+			return 1;
+		for (unsigned s = 0; s < 4; s++) {
+			size_t len;
+			unsigned n;
+			if (iop_wl_frame(&w, buf, sizeof buf, sizes[s], &fuzz_key, &len, &n) != IOP_OK)
+				return 1;
+			char name[64];
+			snprintf(name, sizeof name, "%s-%u", iop_wl_kind_name(kind), sizes[s]);
+			bad |= save(argv[1], name, buf, len - IOP_MAC_BYTES);
+		}
+		iop_wl_free(&w);
+	}
+	/* an empty frame, and one with an in-flight report */
+	struct iop_frame_hdr h = {.job_id = 1, .base_ns = 1000000, .flags = IOP_FRAME_FINAL};
+	struct iop_frame_enc e;
+	size_t len;
+	iop_enc_begin(&e, buf, sizeof buf, &h, NULL);
+	iop_enc_finish(&e, &fuzz_key, &len);
+	bad |= save(argv[1], "empty", buf, len - IOP_MAC_BYTES);
+	iop_enc_begin(&e, buf, sizeof buf, &h, NULL);
+	struct iop_inflight fl = {.start_ns = 500, .bytes = 4096, .thread = 1, .file = 2,
+				  .layer = IOP_LAYER_MPIIO, .op = IOP_OP_WRITE_COLL};
+	iop_enc_inflight(&e, &fl);
+	iop_enc_finish(&e, &fuzz_key, &len);
+	bad |= save(argv[1], "inflight", buf, len - IOP_MAC_BYTES);
+	return bad;
+}
