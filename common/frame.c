@@ -180,6 +180,14 @@ enum iop_err iop_enc_event(struct iop_frame_enc *e, const struct iop_event *ev)
 	return IOP_OK;
 }
 
+enum iop_err iop_enc_set_flags(struct iop_frame_enc *e, uint16_t flags)
+{
+	if (flags & ~IOP_FRAME_KNOWN_FLAGS)
+		return IOP_ERR_INVAL;
+	iop_store_u16le(e->buf + H_FLAGS, flags);
+	return IOP_OK;
+}
+
 enum iop_err iop_enc_finish(struct iop_frame_enc *e, const struct iop_key *key, size_t *len)
 {
 	if (e->stage == S_END)

@@ -134,6 +134,9 @@ enum iop_err iop_enc_name(struct iop_frame_enc *e, const struct iop_name *n);
 enum iop_err iop_enc_counter(struct iop_frame_enc *e, const struct iop_counter *c);
 enum iop_err iop_enc_inflight(struct iop_frame_enc *e, const struct iop_inflight *f);
 enum iop_err iop_enc_event(struct iop_frame_enc *e, const struct iop_event *ev);
+/* Replaces the header flags given to iop_enc_begin (a sender knows whether
+ * a frame is its last only once it has filled it). INVAL for unknown flags. */
+enum iop_err iop_enc_set_flags(struct iop_frame_enc *e, uint16_t flags);
 /* Writes the counts and the MAC; *len = frame length. */
 enum iop_err iop_enc_finish(struct iop_frame_enc *e, const struct iop_key *key, size_t *len);
 /* Events in the frame so far. */

@@ -27,7 +27,7 @@ struct iop_hist {
 	uint64_t sum;     /* of recorded values (after clamping), saturating */
 	uint64_t min;     /* exact; meaningful when count > 0 */
 	uint64_t max;     /* exact */
-	uint32_t *bucket; /* counts of buckets [lo, hi); NULL when empty */
+	uint32_t *bucket; /* counts of buckets [lo, hi); NULL until first needed */
 	uint16_t lo, hi;
 };
 
@@ -42,14 +42,17 @@ unsigned iop_hist_bucket(uint64_t ns);
 uint64_t iop_hist_bucket_low(unsigned bucket);
 uint64_t iop_hist_bucket_high(unsigned bucket);
 
-/* Adds n observations of value ns. NOMEM leaves the histogram as it was. */
+/* Adds n observations of value ns. A bucket holds at most UINT32_MAX
+ * observations: INVAL when n or the bucket's new count would exceed it.
+ * INVAL and NOMEM leave the histogram as it was. */
 enum iop_err iop_hist_record_n(struct iop_hist *h, uint64_t ns, uint64_t n);
 static inline enum iop_err iop_hist_record(struct iop_hist *h, uint64_t ns)
 {
 	return iop_hist_record_n(h, ns, 1);
 }
 
-/* dst += src. NOMEM leaves dst as it was. */
+/* dst += src (dst may be src). INVAL (a bucket would exceed UINT32_MAX) and
+ * NOMEM leave dst as it was. */
 enum iop_err iop_hist_merge(struct iop_hist *dst, const struct iop_hist *src);
 
 /* The value at quantile q (0 = min, 1 = max, 0.99 = p99): the value of the
@@ -59,8 +62,8 @@ uint64_t iop_hist_quantile(const struct iop_hist *h, double q);
 
 /* Sparse serialization (docs/wire-format.md, "Histogram"). Encode sets the
  * cursor's FULL error when out of room. Decode replaces *h's contents and
- * rejects with MALFORMED (a bucket out of range, min > max, min or max not in
- * the first or last bucket), INCONSISTENT (bucket counts do not add up to the
+ * rejects with MALFORMED (a bucket out of range, a bucket count of 0 or above
+ * UINT32_MAX, min > max, min or max not in the first or last bucket), INCONSISTENT (bucket counts do not add up to the
  * count) or the cursor's own errors; *h is left empty on failure. */
 void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c);
 enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c);

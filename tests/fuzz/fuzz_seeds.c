@@ -1,10 +1,13 @@
-/* Writes seed inputs for frame_fuzz into DIR: real frames of every workload
+/* Writes seed inputs into DIR. For frame_fuzz: real frames of every workload
  * kind, without their MAC (the fuzz target appends one), and a few small
- * hand-made ones. Usage: fuzz_seeds DIR */
+ * hand-made ones. With --hist, for hist_fuzz: encoded latency histograms.
+ * Usage: fuzz_seeds [--hist] DIR */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frame.h"
+#include "hist.h"
 #include "fuzz_key.h"
 #include "workload.h"
 
@@ -20,10 +23,34 @@ static int save(const char *dir, const char *name, const uint8_t *buf, size_t le
 	return 0;
 }
 
+static int hist_seeds(const char *dir)
+{
+	static uint8_t buf[16384];
+	int bad = 0;
+	uint64_t x = 88172645463325252u;
+	for (int s = 0; s < 4; s++) {
+		struct iop_hist h;
+		iop_hist_init(&h);
+		for (int i = 0; i < (s == 0 ? 0 : 10 << (3 * s)); i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			iop_hist_record(&h, (x % 1000000u) >> (x % (8 * s)));
+		}
+		struct iop_wcur c = iop_wcur_make(buf, sizeof buf);
+		iop_hist_encode(&h, &c);
+		char name[32];
+		snprintf(name, sizeof name, "hist-%d", s);
+		bad |= c.err != IOP_OK || save(dir, name, buf, (size_t)(c.p - buf));
+		iop_hist_free(&h);
+	}
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--hist") == 0)
+		return hist_seeds(argv[2]);
 	if (argc != 2) {
-		fprintf(stderr, "usage: fuzz_seeds DIR\n");
+		fprintf(stderr, "usage: fuzz_seeds [--hist] DIR\n");
 		return 1;
 	}
 	static uint8_t buf[IOP_FRAME_MAX_LEN];

@@ -55,6 +55,7 @@ bool iop_wl_init(struct iop_wl *w, enum iop_wl_kind kind, uint32_t rank, uint64_
 	w->now_ns = start_ns;
 	w->next_call_id = 1;
 	w->n_names = 1; /* id 0 means "none" */
+	w->job_id = 0x10b5eed5u;
 	return true;
 }
 
@@ -274,11 +275,13 @@ enum iop_err iop_wl_frame(struct iop_wl *w, uint8_t *buf, size_t cap, unsigned m
 		(w->n_pending - w->pending_pos) * sizeof *w->pending);
 	w->n_pending -= w->pending_pos;
 	w->pending_pos = 0;
-	while (w->n_pending < max_events)
+	while (!w->draining && w->n_pending < max_events)
 		iop_wl_step(w);
+	if (w->final_sent)
+		return IOP_ERR_STATE; /* drained: nothing left to send */
 
 	struct iop_frame_hdr hdr = {
-		.job_id = 0x10b5eed5u, .seq = w->frames_made, .base_ns = w->pending[0].end_ns,
+		.job_id = w->job_id, .seq = w->frames_made, .base_ns = w->pending[0].end_ns,
 		.node_id = 7, .rank = w->rank, .pid = 4242 + w->rank,
 	};
 	struct iop_stats st = {.events = w->events_made, .shim_ns = w->events_made * 30};
@@ -307,12 +310,16 @@ enum iop_err iop_wl_frame(struct iop_wl *w, uint8_t *buf, size_t cap, unsigned m
 	}
 	if (err == IOP_ERR_FULL)
 		err = IOP_OK;
+	bool final = w->draining && n == w->n_pending;
+	if (err == IOP_OK && final)
+		err = iop_enc_set_flags(&e, IOP_FRAME_FINAL);
 	if (err == IOP_OK)
 		err = iop_enc_finish(&e, key, len);
 	if (err != IOP_OK)
 		return err;
 	w->pending_pos = n;
 	w->frames_made++;
+	w->final_sent = final;
 	*n_events = n;
 	return IOP_OK;
 }

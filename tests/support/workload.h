@@ -53,6 +53,9 @@ struct iop_wl {
 	struct iop_wl_counter *counters;     /* [IOP_WL_MAX_NAMES * 4 * 3] */
 	struct iop_event pending[IOP_WL_PENDING];
 	unsigned n_pending, pending_pos;
+	uint64_t job_id;        /* put in frame headers */
+	bool draining;          /* set to send what is pending and generate no more */
+	bool final_sent;
 	uint64_t events_made;
 	uint64_t frames_made;
 };
@@ -67,7 +70,9 @@ void iop_wl_free(struct iop_wl *w);
 unsigned iop_wl_step(struct iop_wl *w);
 
 /* Builds one frame of up to max_events events (fewer when the buffer fills)
- * into buf; *len and *n_events tell what it holds. */
+ * into buf; *len and *n_events tell what it holds. Once w->draining is set
+ * it only sends what was generated (the last such frame is FINAL), then
+ * returns IOP_ERR_STATE: the counters then equal the sum of sent events. */
 enum iop_err iop_wl_frame(struct iop_wl *w, uint8_t *buf, size_t cap, unsigned max_events,
 			  const struct iop_key *key, size_t *len, unsigned *n_events);
 
