@@ -54,6 +54,7 @@ static void remac(uint8_t *buf, size_t len)
 
 static struct iop_wcur payload_cursor(uint8_t *buf, size_t cap)
 {
+	assert_true(cap > IOP_FRAME_OVERHEAD + 4);
 	struct iop_wcur c = iop_wcur_make(buf + IOP_FRAME_HEADER_LEN, cap - IOP_FRAME_OVERHEAD);
 	for (int i = 0; i < 4; i++) /* stats, all zero */
 		iop_put_varint(&c, 0);
@@ -655,7 +656,7 @@ static void sections_must_be_read_in_order(void **state)
 	assert_int_equal(iop_frame_name(&f, &nm), IOP_ERR_STATE);
 	assert_int_equal(iop_frame_counter(&f, &k), IOP_OK);
 	/* after a failure the frame is done */
-	uint8_t bad[64];
+	uint8_t bad[128];
 	const uint8_t raw[] = {IOP_OP__COUNT, 0, 2, 1};
 	size_t blen = frame_with_raw_event(bad, sizeof bad, raw, sizeof raw);
 	assert_int_equal(iop_frame_open(&f, bad, blen, &key), IOP_OK);
