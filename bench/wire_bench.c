@@ -21,15 +21,15 @@
 #include "frame.h"
 #include "workload.h"
 
-#define N_EVENTS   (2u << 20)
-#define PER_FRAME  1024
-#define FRAME_CAP  (64 * 1024)
-#define RUNS       5
+#define N_EVENTS  (2u << 20)
+#define PER_FRAME 1024
+#define FRAME_CAP (64 * 1024)
+#define RUNS      5
 
 static const struct iop_key key = {{7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}};
 
 struct frames {
-	uint8_t *buf;     /* frames back to back */
+	uint8_t *buf; /* frames back to back */
 	size_t *off, *len;
 	unsigned n;
 };
@@ -52,8 +52,8 @@ static void encode_all(const struct iop_event *ev, struct frames *fr)
 	unsigned i = 0;
 	fr->n = 0;
 	while (i < N_EVENTS) {
-		struct iop_frame_hdr h = {.job_id = 1, .seq = fr->n, .base_ns = ev[i].end_ns,
-					  .rank = 3, .pid = 99};
+		struct iop_frame_hdr h = {
+		    .job_id = 1, .seq = fr->n, .base_ns = ev[i].end_ns, .rank = 3, .pid = 99};
 		struct iop_frame_enc e;
 		if (iop_enc_begin(&e, fr->buf + pos, FRAME_CAP, &h, NULL) != IOP_OK)
 			abort();
@@ -117,12 +117,11 @@ int main(int argc, char **argv)
 	struct iop_wl *w = malloc(sizeof *w);
 	struct frames fr;
 	unsigned max_frames = N_EVENTS / 64 + 1;
-	fr.buf = malloc((size_t)N_EVENTS * 64 +
-			(size_t)max_frames * IOP_FRAME_OVERHEAD);
+	fr.buf = malloc((size_t)N_EVENTS * 64 + (size_t)max_frames * IOP_FRAME_OVERHEAD);
 	fr.off = malloc(max_frames * sizeof *fr.off);
 	fr.len = malloc(max_frames * sizeof *fr.len);
 	struct iop_frame_out out = {.events = malloc(8192 * sizeof(struct iop_event)),
-				    .events_cap = 8192};
+	                            .events_cap = 8192};
 	if (!ev || !w || !fr.buf || !fr.off || !fr.len || !out.events)
 		abort();
 	if (!iop_wl_init(w, IOP_WL_MIXED, 5, 42, 1700000000000000000u))

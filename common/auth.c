@@ -51,7 +51,7 @@ void iop_key_to_hex(const struct iop_key *key, char *out)
 }
 
 enum iop_err iop_mac(const struct iop_key *key, const void *data, size_t len,
-		     uint8_t mac[IOP_MAC_BYTES])
+                     uint8_t mac[IOP_MAC_BYTES])
 {
 	enum iop_err e = iop_auth_init();
 	if (e != IOP_OK)
@@ -62,7 +62,7 @@ enum iop_err iop_mac(const struct iop_key *key, const void *data, size_t len,
 }
 
 bool iop_mac_ok(const struct iop_key *key, const void *data, size_t len,
-		const uint8_t mac[IOP_MAC_BYTES])
+                const uint8_t mac[IOP_MAC_BYTES])
 {
 	uint8_t want[IOP_MAC_BYTES];
 	if (iop_mac(key, data, len, want) != IOP_OK)

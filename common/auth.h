@@ -34,10 +34,10 @@ void iop_key_to_hex(const struct iop_key *key, char *out);
 
 /* mac = MAC(key, data[0..len)). */
 enum iop_err iop_mac(const struct iop_key *key, const void *data, size_t len,
-		     uint8_t mac[IOP_MAC_BYTES]);
+                     uint8_t mac[IOP_MAC_BYTES]);
 
 /* True when mac is MAC(key, data); compares in constant time. */
 bool iop_mac_ok(const struct iop_key *key, const void *data, size_t len,
-		const uint8_t mac[IOP_MAC_BYTES]);
+                const uint8_t mac[IOP_MAC_BYTES]);
 
 #endif

@@ -70,10 +70,10 @@ static void path_hashes_are_stable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(keys_round_trip_through_hex),
-		cmocka_unit_test(bad_hex_keys_are_refused),
-		cmocka_unit_test(macs_depend_on_every_byte_and_the_key),
-		cmocka_unit_test(path_hashes_are_stable),
+	    cmocka_unit_test(keys_round_trip_through_hex),
+	    cmocka_unit_test(bad_hex_keys_are_refused),
+	    cmocka_unit_test(macs_depend_on_every_byte_and_the_key),
+	    cmocka_unit_test(path_hashes_are_stable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,8 +16,14 @@ static uint64_t ts_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t iop_mono_ns(void) { return ts_ns(CLOCK_MONOTONIC); }
-uint64_t iop_real_ns(void) { return ts_ns(CLOCK_REALTIME); }
+uint64_t iop_mono_ns(void)
+{
+	return ts_ns(CLOCK_MONOTONIC);
+}
+uint64_t iop_real_ns(void)
+{
+	return ts_ns(CLOCK_REALTIME);
+}
 
 bool iop_tsc_invariant(void)
 {

@@ -21,11 +21,11 @@ enum iop_clock_source { IOP_CLOCK_MONO = 0, IOP_CLOCK_TSC = 1 };
 
 struct iop_clock {
 	enum iop_clock_source source;
-	uint64_t tick0;     /* ticks at the reference point */
-	uint64_t real0_ns;  /* CLOCK_REALTIME at the reference point */
-	uint64_t mult;      /* ns = (ticks * mult) >> shift */
+	uint64_t tick0;    /* ticks at the reference point */
+	uint64_t real0_ns; /* CLOCK_REALTIME at the reference point */
+	uint64_t mult;     /* ns = (ticks * mult) >> shift */
 	unsigned shift;
-	double tsc_hz;      /* measured TSC frequency (0 when not used) */
+	double tsc_hz; /* measured TSC frequency (0 when not used) */
 };
 
 /* Nanoseconds of CLOCK_MONOTONIC and CLOCK_REALTIME. */

@@ -67,9 +67,9 @@ static void ticks_never_go_backwards(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(the_chosen_clock_tracks_the_system_clocks),
-		cmocka_unit_test(the_environment_can_force_the_fallback),
-		cmocka_unit_test(ticks_never_go_backwards),
+	    cmocka_unit_test(the_chosen_clock_tracks_the_system_clocks),
+	    cmocka_unit_test(the_environment_can_force_the_fallback),
+	    cmocka_unit_test(ticks_never_go_backwards),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

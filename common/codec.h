@@ -104,8 +104,7 @@ static inline uint16_t iop_load_u16le(const uint8_t *p)
 
 static inline uint32_t iop_load_u32le(const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 static inline uint64_t iop_load_u64le(const uint8_t *p)

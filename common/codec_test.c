@@ -29,8 +29,22 @@ static void fixed_widths_are_little_endian(void **state)
 }
 
 static const uint64_t varint_cases[] = {
-	0, 1, 127, 128, 255, 300, 16383, 16384, (1u << 21) - 1, 1u << 21, 0xffffffffu,
-	(uint64_t)1 << 35, (uint64_t)1 << 56, ((uint64_t)1 << 63) - 1, (uint64_t)1 << 63, UINT64_MAX,
+    0,
+    1,
+    127,
+    128,
+    255,
+    300,
+    16383,
+    16384,
+    (1u << 21) - 1,
+    1u << 21,
+    0xffffffffu,
+    (uint64_t)1 << 35,
+    (uint64_t)1 << 56,
+    ((uint64_t)1 << 63) - 1,
+    (uint64_t)1 << 63,
+    UINT64_MAX,
 };
 
 static void varints_round_trip_at_every_boundary(void **state)
@@ -150,12 +164,12 @@ static void gets_past_the_end_fail_and_stick(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fixed_widths_are_little_endian),
-		cmocka_unit_test(varints_round_trip_at_every_boundary),
-		cmocka_unit_test(zigzag_maps_small_magnitudes_to_small_codes),
-		cmocka_unit_test(overlong_varints_are_malformed),
-		cmocka_unit_test(puts_that_do_not_fit_fail_and_stick),
-		cmocka_unit_test(gets_past_the_end_fail_and_stick),
+	    cmocka_unit_test(fixed_widths_are_little_endian),
+	    cmocka_unit_test(varints_round_trip_at_every_boundary),
+	    cmocka_unit_test(zigzag_maps_small_magnitudes_to_small_codes),
+	    cmocka_unit_test(overlong_varints_are_malformed),
+	    cmocka_unit_test(puts_that_do_not_fit_fail_and_stick),
+	    cmocka_unit_test(gets_past_the_end_fail_and_stick),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,13 +8,13 @@
 
 /* Wire flags of an encoded event (second byte). */
 enum {
-	EVW_THREAD   = 1u << 0, /* thread id follows (it changed) */
-	EVW_FILE     = 1u << 1, /* file id follows (it changed) */
-	EVW_SITE     = 1u << 2, /* site id follows (it changed) */
-	EVW_OFFSET   = 1u << 3, /* offset follows, as a delta from the predicted one */
-	EVW_BYTES    = 1u << 4, /* bytes follow */
-	EVW_ERROR    = 1u << 5, /* errno follows */
-	EVW_PARENT   = 1u << 6, /* parent id follows, as a delta from the last id */
+	EVW_THREAD = 1u << 0,   /* thread id follows (it changed) */
+	EVW_FILE = 1u << 1,     /* file id follows (it changed) */
+	EVW_SITE = 1u << 2,     /* site id follows (it changed) */
+	EVW_OFFSET = 1u << 3,   /* offset follows, as a delta from the predicted one */
+	EVW_BYTES = 1u << 4,    /* bytes follow */
+	EVW_ERROR = 1u << 5,    /* errno follows */
+	EVW_PARENT = 1u << 6,   /* parent id follows, as a delta from the last id */
 	EVW_CHILDREN = 1u << 7, /* own call id (delta) and child ops, bytes, ns follow */
 };
 

@@ -44,12 +44,30 @@ static const char *pick(const char *const *table, unsigned n, unsigned i)
 	return i < n ? table[i] : "?";
 }
 
-const char *iop_layer_name(enum iop_layer l) { return pick(layer_names, IOP_LAYER__COUNT, l); }
-const char *iop_layer_label(enum iop_layer l) { return pick(layer_labels, IOP_LAYER__COUNT, l); }
-const char *iop_class_name(enum iop_class c) { return pick(class_names, IOP_CLASS__COUNT, c); }
-const char *iop_class_label(enum iop_class c) { return pick(class_labels, IOP_CLASS__COUNT, c); }
-const char *iop_op_name(enum iop_op op) { return pick(op_names, IOP_OP__COUNT, op); }
-const char *iop_op_label(enum iop_op op) { return pick(op_labels, IOP_OP__COUNT, op); }
+const char *iop_layer_name(enum iop_layer l)
+{
+	return pick(layer_names, IOP_LAYER__COUNT, l);
+}
+const char *iop_layer_label(enum iop_layer l)
+{
+	return pick(layer_labels, IOP_LAYER__COUNT, l);
+}
+const char *iop_class_name(enum iop_class c)
+{
+	return pick(class_names, IOP_CLASS__COUNT, c);
+}
+const char *iop_class_label(enum iop_class c)
+{
+	return pick(class_labels, IOP_CLASS__COUNT, c);
+}
+const char *iop_op_name(enum iop_op op)
+{
+	return pick(op_names, IOP_OP__COUNT, op);
+}
+const char *iop_op_label(enum iop_op op)
+{
+	return pick(op_labels, IOP_OP__COUNT, op);
+}
 
 enum iop_class iop_op_class(enum iop_op op)
 {

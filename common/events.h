@@ -46,12 +46,12 @@ enum iop_class iop_op_class(enum iop_op op);
 bool iop_layer_from_name(const char *name, enum iop_layer *out);
 bool iop_op_from_name(const char *name, enum iop_op *out);
 
-/* Flags of a decoded event (enum iop_event.flags). */
+/* Flags of an event (struct iop_event.flags). */
 enum {
-	IOP_EV_OFFSET   = 1u << 0, /* .offset is valid */
-	IOP_EV_BYTES    = 1u << 1, /* .bytes is valid */
-	IOP_EV_ERROR    = 1u << 2, /* the call failed; .err holds its errno */
-	IOP_EV_PARENT   = 1u << 3, /* issued inside another call: .parent_id */
+	IOP_EV_OFFSET = 1u << 0,   /* .offset is valid */
+	IOP_EV_BYTES = 1u << 1,    /* .bytes is valid */
+	IOP_EV_ERROR = 1u << 2,    /* the call failed; .err holds its errno */
+	IOP_EV_PARENT = 1u << 3,   /* issued inside another call: .parent_id */
 	IOP_EV_CHILDREN = 1u << 4, /* issued calls below it: .call_id, child_* */
 };
 

@@ -56,9 +56,9 @@ static void out_of_range_values_are_safe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(names_are_distinct_and_round_trip),
-		cmocka_unit_test(classes_match_the_operation),
-		cmocka_unit_test(out_of_range_values_are_safe),
+	    cmocka_unit_test(names_are_distinct_and_round_trip),
+	    cmocka_unit_test(classes_match_the_operation),
+	    cmocka_unit_test(out_of_range_values_are_safe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

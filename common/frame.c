@@ -10,9 +10,21 @@
 
 /* Header field offsets. */
 enum {
-	H_MAGIC = 0, H_VERSION = 4, H_FLAGS = 6, H_JOB = 8, H_NODE = 16, H_RANK = 20,
-	H_PID = 24, H_PAYLOAD_LEN = 28, H_SEQ = 32, H_BASE = 40, H_N_EVENTS = 48,
-	H_N_NAMES = 52, H_N_COUNTERS = 54, H_N_INFLIGHT = 56, H_RESERVED = 58,
+	H_MAGIC = 0,
+	H_VERSION = 4,
+	H_FLAGS = 6,
+	H_JOB = 8,
+	H_NODE = 16,
+	H_RANK = 20,
+	H_PID = 24,
+	H_PAYLOAD_LEN = 28,
+	H_SEQ = 32,
+	H_BASE = 40,
+	H_N_EVENTS = 48,
+	H_N_NAMES = 52,
+	H_N_COUNTERS = 54,
+	H_N_INFLIGHT = 56,
+	H_RESERVED = 58,
 };
 _Static_assert(H_RESERVED + 2 == IOP_FRAME_HEADER_LEN, "header layout");
 
@@ -25,7 +37,7 @@ enum { S_NAMES, S_COUNTERS, S_INFLIGHT, S_EVENTS, S_END };
 /* ------------------------------------------------------------------ writer */
 
 enum iop_err iop_enc_begin(struct iop_frame_enc *e, uint8_t *buf, size_t cap,
-			   const struct iop_frame_hdr *hdr, const struct iop_stats *st)
+                           const struct iop_frame_hdr *hdr, const struct iop_stats *st)
 {
 	if (!buf || cap < IOP_FRAME_OVERHEAD + 64 || (hdr->flags & ~IOP_FRAME_KNOWN_FLAGS))
 		return IOP_ERR_INVAL;
@@ -214,7 +226,7 @@ enum iop_err iop_enc_finish(struct iop_frame_enc *e, const struct iop_key *key, 
 
 /* Checks what can be checked without the key; *payload_len on success. */
 static enum iop_err check_header(const uint8_t *buf, size_t len, struct iop_frame_hdr *hdr,
-				 uint32_t *payload_len)
+                                 uint32_t *payload_len)
 {
 	if (len < 4)
 		return IOP_ERR_TRUNCATED;
@@ -256,16 +268,23 @@ static void settle(struct iop_frame *f)
 	while (f->left == 0 && f->stage < S_END) {
 		f->stage++;
 		switch (f->stage) {
-		case S_COUNTERS: f->left = f->n_counters; break;
-		case S_INFLIGHT: f->left = f->n_inflight; break;
-		case S_EVENTS: f->left = f->n_events; break;
-		default: break;
+		case S_COUNTERS:
+			f->left = f->n_counters;
+			break;
+		case S_INFLIGHT:
+			f->left = f->n_inflight;
+			break;
+		case S_EVENTS:
+			f->left = f->n_events;
+			break;
+		default:
+			break;
 		}
 	}
 }
 
 enum iop_err iop_frame_open(struct iop_frame *f, const uint8_t *buf, size_t len,
-			    const struct iop_key *key)
+                            const struct iop_key *key)
 {
 	uint32_t plen;
 	memset(f, 0, sizeof *f);
@@ -281,10 +300,9 @@ enum iop_err iop_frame_open(struct iop_frame *f, const uint8_t *buf, size_t len,
 	f->n_names = iop_load_u16le(buf + H_N_NAMES);
 	f->n_counters = iop_load_u16le(buf + H_N_COUNTERS);
 	f->n_inflight = iop_load_u16le(buf + H_N_INFLIGHT);
-	uint64_t least = MIN_STATS + (uint64_t)f->n_names * MIN_NAME +
-			 (uint64_t)f->n_counters * MIN_COUNTER +
-			 (uint64_t)f->n_inflight * MIN_INFLIGHT +
-			 (uint64_t)f->n_events * IOP_EVENT_MIN_BYTES;
+	uint64_t least =
+	    MIN_STATS + (uint64_t)f->n_names * MIN_NAME + (uint64_t)f->n_counters * MIN_COUNTER +
+	    (uint64_t)f->n_inflight * MIN_INFLIGHT + (uint64_t)f->n_events * IOP_EVENT_MIN_BYTES;
 	if (least > plen)
 		return IOP_ERR_INCONSISTENT;
 
@@ -405,7 +423,7 @@ enum iop_err iop_frame_close(struct iop_frame *f)
 }
 
 enum iop_err iop_frame_decode(const uint8_t *buf, size_t len, const struct iop_key *key,
-			      struct iop_frame_out *out)
+                              struct iop_frame_out *out)
 {
 	struct iop_frame *f = &out->frame;
 	enum iop_err err = iop_frame_open(f, buf, len, key);

@@ -36,10 +36,10 @@
 #define IOP_FRAME_OVERHEAD    (IOP_FRAME_HEADER_LEN + IOP_MAC_BYTES)
 #define IOP_FRAME_MAX_PAYLOAD (1u << 20) /* larger frames are rejected */
 #define IOP_FRAME_MAX_LEN     (IOP_FRAME_OVERHEAD + IOP_FRAME_MAX_PAYLOAD)
-#define IOP_NAME_MAX          4096  /* bytes in a name record's text */
-#define IOP_ID_MAX            0xffffffu /* file, site and thread ids */
+#define IOP_NAME_MAX          4096                      /* bytes in a name record's text */
+#define IOP_ID_MAX            0xffffffu                 /* file, site and thread ids */
 #define IOP_EVENT_MAX_BYTES   (2 + 13 * IOP_VARINT_MAX) /* longest encoded event */
-#define IOP_EVENT_MIN_BYTES   4     /* op, flags, end delta, duration */
+#define IOP_EVENT_MIN_BYTES   4                         /* op, flags, end delta, duration */
 
 /* Header flags. */
 enum {
@@ -55,7 +55,7 @@ struct iop_frame_hdr {
 	uint32_t node_id; /* hash of the host name (see the HOST name record) */
 	uint32_t rank;
 	uint32_t pid;
-	uint16_t flags;   /* IOP_FRAME_* */
+	uint16_t flags; /* IOP_FRAME_* */
 };
 
 /* Cumulative per-process counters of the monitor itself. */
@@ -107,19 +107,19 @@ struct iop_inflight {
 /* What the event codec predicts from the events before (private): events are
  * coded as differences from it, which is what makes them small. */
 struct iop_ev_pred {
-	uint64_t prev_end; /* end_ns of the previous event (base_ns at first) */
-	uint64_t prev_id;  /* last call_id or parent_id seen */
+	uint64_t prev_end;           /* end_ns of the previous event (base_ns at first) */
+	uint64_t prev_id;            /* last call_id or parent_id seen */
 	uint32_t file, site, thread; /* current values, sent only on change */
 	struct {
 		uint32_t file;
 		uint64_t next; /* where the last access to that file ended */
-	} off[16];         /* indexed by file id modulo 16 */
+	} off[16];             /* indexed by file id modulo 16 */
 };
 
 /* Encoder. Fields are private. */
 struct iop_frame_enc {
 	uint8_t *buf;
-	struct iop_wcur c;  /* ends IOP_MAC_BYTES before the buffer does */
+	struct iop_wcur c; /* ends IOP_MAC_BYTES before the buffer does */
 	uint32_t n_events;
 	uint16_t n_names, n_counters, n_inflight;
 	uint8_t stage;
@@ -129,7 +129,7 @@ struct iop_frame_enc {
 /* buf must hold at least IOP_FRAME_OVERHEAD + 64 bytes; a frame never grows
  * past IOP_FRAME_MAX_LEN whatever cap is. */
 enum iop_err iop_enc_begin(struct iop_frame_enc *e, uint8_t *buf, size_t cap,
-			   const struct iop_frame_hdr *hdr, const struct iop_stats *stats);
+                           const struct iop_frame_hdr *hdr, const struct iop_stats *stats);
 enum iop_err iop_enc_name(struct iop_frame_enc *e, const struct iop_name *n);
 enum iop_err iop_enc_counter(struct iop_frame_enc *e, const struct iop_counter *c);
 enum iop_err iop_enc_inflight(struct iop_frame_enc *e, const struct iop_inflight *f);
@@ -140,7 +140,10 @@ enum iop_err iop_enc_set_flags(struct iop_frame_enc *e, uint16_t flags);
 /* Writes the counts and the MAC; *len = frame length. */
 enum iop_err iop_enc_finish(struct iop_frame_enc *e, const struct iop_key *key, size_t *len);
 /* Events in the frame so far. */
-static inline uint32_t iop_enc_events(const struct iop_frame_enc *e) { return e->n_events; }
+static inline uint32_t iop_enc_events(const struct iop_frame_enc *e)
+{
+	return e->n_events;
+}
 
 /* Reader. Counts and header are public; the rest is private. */
 struct iop_frame {
@@ -160,7 +163,7 @@ struct iop_frame {
 enum iop_err iop_frame_peek(const uint8_t *buf, size_t len, struct iop_frame_hdr *hdr);
 
 enum iop_err iop_frame_open(struct iop_frame *f, const uint8_t *buf, size_t len,
-			    const struct iop_key *key);
+                            const struct iop_key *key);
 enum iop_err iop_frame_name(struct iop_frame *f, struct iop_name *n);
 enum iop_err iop_frame_counter(struct iop_frame *f, struct iop_counter *c);
 enum iop_err iop_frame_inflight(struct iop_frame *f, struct iop_inflight *fl);
@@ -179,6 +182,6 @@ struct iop_frame_out {
 };
 
 enum iop_err iop_frame_decode(const uint8_t *buf, size_t len, const struct iop_key *key,
-			      struct iop_frame_out *out);
+                              struct iop_frame_out *out);
 
 #endif

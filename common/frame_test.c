@@ -13,17 +13,22 @@
 #include "test_util.h"
 #include "workload.h"
 
-static const struct iop_key key = {{0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 1, 2, 3, 4, 5,
-				    6, 7, 8}};
+static const struct iop_key key = {
+    {0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 1, 2, 3, 4, 5, 6, 7, 8}};
 static const struct iop_frame_hdr hdr = {
-	.job_id = 0x1122334455667788u, .seq = 99, .base_ns = 1700000000000000000u,
-	.node_id = 0xabcdef01u, .rank = 17, .pid = 31337, .flags = IOP_FRAME_FINAL,
+    .job_id = 0x1122334455667788u,
+    .seq = 99,
+    .base_ns = 1700000000000000000u,
+    .node_id = 0xabcdef01u,
+    .rank = 17,
+    .pid = 31337,
+    .flags = IOP_FRAME_FINAL,
 };
 
 /* Writes header and MAC around payload[0..plen), which is already at
  * buf + IOP_FRAME_HEADER_LEN; returns the frame length. */
 static size_t seal(uint8_t *buf, size_t plen, uint32_t n_events, uint16_t n_names,
-		   uint16_t n_counters, uint16_t n_inflight)
+                   uint16_t n_counters, uint16_t n_inflight)
 {
 	iop_store_u32le(buf, IOP_FRAME_MAGIC);
 	iop_store_u16le(buf + 4, IOP_WIRE_VERSION);
@@ -68,8 +73,11 @@ static size_t plen_of(const uint8_t *buf, const struct iop_wcur *c)
 
 static struct iop_name file_name(uint32_t id, const char *path)
 {
-	struct iop_name n = {.kind = IOP_NAME_FILE, .id = id, .text = path,
-			     .len = (uint32_t)strlen(path), .hash = iop_hash_str(path)};
+	struct iop_name n = {.kind = IOP_NAME_FILE,
+	                     .id = id,
+	                     .text = path,
+	                     .len = (uint32_t)strlen(path),
+	                     .hash = iop_hash_str(path)};
 	return n;
 }
 
@@ -80,42 +88,79 @@ static void sample_events(struct iop_event *ev, unsigned *n)
 	unsigned i = 0;
 	memset(ev, 0, 8 * sizeof *ev);
 	/* plain sequential writes */
-	ev[i] = (struct iop_event){.end_ns = t + 1000, .dur_ns = 900, .offset = 0, .bytes = 1 << 20,
-				   .file = 1, .site = 2, .layer = IOP_LAYER_POSIX, .op = IOP_OP_WRITE,
-				   .flags = IOP_EV_OFFSET | IOP_EV_BYTES};
+	ev[i] = (struct iop_event){.end_ns = t + 1000,
+	                           .dur_ns = 900,
+	                           .offset = 0,
+	                           .bytes = 1 << 20,
+	                           .file = 1,
+	                           .site = 2,
+	                           .layer = IOP_LAYER_POSIX,
+	                           .op = IOP_OP_WRITE,
+	                           .flags = IOP_EV_OFFSET | IOP_EV_BYTES};
 	i++;
 	ev[i] = ev[i - 1];
 	ev[i].end_ns += 2000;
 	ev[i].offset = 1 << 20;
 	i++;
 	/* backwards in time (another thread), backwards offset, huge values */
-	ev[i] = (struct iop_event){.end_ns = t + 10, .dur_ns = 10, .offset = UINT64_MAX - 5,
-				   .bytes = UINT64_MAX, .file = IOP_ID_MAX, .site = 0,
-				   .thread = IOP_ID_MAX, .layer = IOP_LAYER_STDIO,
-				   .op = IOP_OP_READ, .flags = IOP_EV_OFFSET | IOP_EV_BYTES};
+	ev[i] = (struct iop_event){.end_ns = t + 10,
+	                           .dur_ns = 10,
+	                           .offset = UINT64_MAX - 5,
+	                           .bytes = UINT64_MAX,
+	                           .file = IOP_ID_MAX,
+	                           .site = 0,
+	                           .thread = IOP_ID_MAX,
+	                           .layer = IOP_LAYER_STDIO,
+	                           .op = IOP_OP_READ,
+	                           .flags = IOP_EV_OFFSET | IOP_EV_BYTES};
 	i++;
 	/* a failed metadata call */
-	ev[i] = (struct iop_event){.end_ns = t + 5000, .dur_ns = 5000, .file = 3, .site = 4,
-				   .thread = 2, .err = ENOENT, .layer = IOP_LAYER_POSIX,
-				   .op = IOP_OP_STAT, .flags = IOP_EV_ERROR};
+	ev[i] = (struct iop_event){.end_ns = t + 5000,
+	                           .dur_ns = 5000,
+	                           .file = 3,
+	                           .site = 4,
+	                           .thread = 2,
+	                           .err = ENOENT,
+	                           .layer = IOP_LAYER_POSIX,
+	                           .op = IOP_OP_STAT,
+	                           .flags = IOP_EV_ERROR};
 	i++;
 	/* a child and its MPI-IO parent */
-	ev[i] = (struct iop_event){.end_ns = t + 9000, .dur_ns = 3000, .offset = 4096, .bytes = 512,
-				   .file = 1, .parent_id = 77, .layer = IOP_LAYER_POSIX,
-				   .op = IOP_OP_WRITE,
-				   .flags = IOP_EV_OFFSET | IOP_EV_BYTES | IOP_EV_PARENT};
+	ev[i] = (struct iop_event){.end_ns = t + 9000,
+	                           .dur_ns = 3000,
+	                           .offset = 4096,
+	                           .bytes = 512,
+	                           .file = 1,
+	                           .parent_id = 77,
+	                           .layer = IOP_LAYER_POSIX,
+	                           .op = IOP_OP_WRITE,
+	                           .flags = IOP_EV_OFFSET | IOP_EV_BYTES | IOP_EV_PARENT};
 	i++;
-	ev[i] = (struct iop_event){.end_ns = t + 9500, .dur_ns = 6000, .offset = 4096, .bytes = 512,
-				   .file = 1, .call_id = 77, .child_ops = 1, .child_bytes = 512,
-				   .child_ns = 3000, .layer = IOP_LAYER_MPIIO,
-				   .op = IOP_OP_WRITE_COLL,
-				   .flags = IOP_EV_OFFSET | IOP_EV_BYTES | IOP_EV_CHILDREN};
+	ev[i] = (struct iop_event){.end_ns = t + 9500,
+	                           .dur_ns = 6000,
+	                           .offset = 4096,
+	                           .bytes = 512,
+	                           .file = 1,
+	                           .call_id = 77,
+	                           .child_ops = 1,
+	                           .child_bytes = 512,
+	                           .child_ns = 3000,
+	                           .layer = IOP_LAYER_MPIIO,
+	                           .op = IOP_OP_WRITE_COLL,
+	                           .flags = IOP_EV_OFFSET | IOP_EV_BYTES | IOP_EV_CHILDREN};
 	i++;
 	/* a nested HDF5 call that is both a child and a parent, ids far apart */
-	ev[i] = (struct iop_event){.end_ns = UINT64_MAX, .dur_ns = UINT64_MAX, .file = 5,
-				   .parent_id = 1, .call_id = UINT64_MAX, .child_ops = UINT32_MAX,
-				   .child_bytes = UINT64_MAX, .child_ns = 1, .layer = IOP_LAYER_HDF5,
-				   .op = IOP_OP_META, .flags = IOP_EV_PARENT | IOP_EV_CHILDREN};
+	ev[i] = (struct iop_event){.end_ns = UINT64_MAX,
+	                           .dur_ns = UINT64_MAX,
+	                           .file = 5,
+	                           .parent_id = 1,
+	                           .call_id = UINT64_MAX,
+	                           .child_ops = UINT32_MAX,
+	                           .child_bytes = UINT64_MAX,
+	                           .child_ns = 1,
+	                           .layer = IOP_LAYER_HDF5,
+	                           .op = IOP_OP_META,
+	                           .flags = IOP_EV_PARENT | IOP_EV_CHILDREN};
 	i++;
 	*n = i;
 }
@@ -165,30 +210,46 @@ static struct decoded *decoded_new(void)
 static size_t full_frame(uint8_t *buf, size_t cap)
 {
 	struct iop_frame_enc e;
-	struct iop_stats st = {.events = 123456789, .dropped = 7, .shim_ns = 1u << 31,
-			       .send_failures = 2};
+	struct iop_stats st = {
+	    .events = 123456789, .dropped = 7, .shim_ns = 1u << 31, .send_failures = 2};
 	assert_int_equal(iop_enc_begin(&e, buf, cap, &hdr, &st), IOP_OK);
 	struct iop_name n1 = file_name(1, "/scratch/run/out.dat");
 	static const char ds[] = "/scratch/run/p.h5:/particles/x";
-	struct iop_name n2 = {.kind = IOP_NAME_DATASET, .id = 5, .text = ds, .len = sizeof ds - 1,
-			      .hash = iop_hash64(ds, sizeof ds - 1)};
-	struct iop_name n3 = {.kind = IOP_NAME_SITE, .id = 2, .text = "main+0x1c", .len = 9,
-			      .hash = 42};
-	struct iop_name n4 = {.kind = IOP_NAME_HOST, .id = 0, .text = "n001", .len = 4,
-			      .hash = hdr.node_id};
+	struct iop_name n2 = {.kind = IOP_NAME_DATASET,
+	                      .id = 5,
+	                      .text = ds,
+	                      .len = sizeof ds - 1,
+	                      .hash = iop_hash64(ds, sizeof ds - 1)};
+	struct iop_name n3 = {
+	    .kind = IOP_NAME_SITE, .id = 2, .text = "main+0x1c", .len = 9, .hash = 42};
+	struct iop_name n4 = {
+	    .kind = IOP_NAME_HOST, .id = 0, .text = "n001", .len = 4, .hash = hdr.node_id};
 	assert_int_equal(iop_enc_name(&e, &n1), IOP_OK);
 	assert_int_equal(iop_enc_name(&e, &n2), IOP_OK);
 	assert_int_equal(iop_enc_name(&e, &n3), IOP_OK);
 	assert_int_equal(iop_enc_name(&e, &n4), IOP_OK);
-	struct iop_counter k1 = {.file = 1, .layer = IOP_LAYER_POSIX, .cls = IOP_CLASS_WRITE,
-				 .ops = 3, .bytes = 3 << 20, .time_ns = 5000, .errors = 0};
-	struct iop_counter k2 = {.file = IOP_ID_MAX, .layer = IOP_LAYER_HDF5, .cls = IOP_CLASS_META,
-				 .ops = UINT64_MAX, .bytes = 0, .time_ns = UINT64_MAX, .errors = 9};
+	struct iop_counter k1 = {.file = 1,
+	                         .layer = IOP_LAYER_POSIX,
+	                         .cls = IOP_CLASS_WRITE,
+	                         .ops = 3,
+	                         .bytes = 3 << 20,
+	                         .time_ns = 5000,
+	                         .errors = 0};
+	struct iop_counter k2 = {.file = IOP_ID_MAX,
+	                         .layer = IOP_LAYER_HDF5,
+	                         .cls = IOP_CLASS_META,
+	                         .ops = UINT64_MAX,
+	                         .bytes = 0,
+	                         .time_ns = UINT64_MAX,
+	                         .errors = 9};
 	assert_int_equal(iop_enc_counter(&e, &k1), IOP_OK);
 	assert_int_equal(iop_enc_counter(&e, &k2), IOP_OK);
-	struct iop_inflight f1 = {.start_ns = hdr.base_ns - 5000000000u, .bytes = 1 << 30,
-				  .thread = 3, .file = 1, .layer = IOP_LAYER_MPIIO,
-				  .op = IOP_OP_WRITE_COLL};
+	struct iop_inflight f1 = {.start_ns = hdr.base_ns - 5000000000u,
+	                          .bytes = 1 << 30,
+	                          .thread = 3,
+	                          .file = 1,
+	                          .layer = IOP_LAYER_MPIIO,
+	                          .op = IOP_OP_WRITE_COLL};
 	assert_int_equal(iop_enc_inflight(&e, &f1), IOP_OK);
 	struct iop_event ev[8];
 	unsigned n;
@@ -334,7 +395,8 @@ static void workload_frames_carry_names_and_counters(void **state)
 			posix_bytes += d->events[i].bytes;
 	uint64_t counted = 0;
 	for (unsigned i = 0; i < d->out.frame.n_counters; i++)
-		if (d->counters[i].layer == IOP_LAYER_POSIX && d->counters[i].cls == IOP_CLASS_WRITE)
+		if (d->counters[i].layer == IOP_LAYER_POSIX &&
+		    d->counters[i].cls == IOP_CLASS_WRITE)
 			counted += d->counters[i].bytes;
 	assert_true(counted >= posix_bytes);
 	/* the second frame announces nothing new */
@@ -579,8 +641,8 @@ static void malformed_fields(void **state)
 	len = frame_with_raw_event(buf, sizeof buf, good, sizeof good);
 	assert_int_equal(decode_err(buf, len), IOP_OK);
 	/* a duration longer than the time since the epoch */
-	const uint8_t early[] = {IOP_OP_READ, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-				 0xff, 0xff, 0x01};
+	const uint8_t early[] = {IOP_OP_READ, 0,    0,    0xff, 0xff, 0xff, 0xff,
+	                         0xff,        0xff, 0xff, 0xff, 0xff, 0x01};
 	len = frame_with_raw_event(buf, sizeof buf, early, sizeof early);
 	assert_int_equal(decode_err(buf, len), IOP_ERR_MALFORMED);
 	/* a file id above IOP_ID_MAX */
@@ -602,10 +664,10 @@ static void malformed_fields(void **state)
 		const char *text;
 		uint32_t len;
 	} names[] = {
-		{9, 0, "x", 1},
-		{IOP_NAME_FILE, 12345, path, 10},
-		{IOP_NAME_SITE, 0, "a\0b", 3},
-		{IOP_NAME_SITE, 0, "", 0},
+	    {9, 0, "x", 1},
+	    {IOP_NAME_FILE, 12345, path, 10},
+	    {IOP_NAME_SITE, 0, "a\0b", 3},
+	    {IOP_NAME_SITE, 0, "", 0},
 	};
 	for (unsigned i = 0; i < 4; i++) {
 		struct iop_wcur c = payload_cursor(buf, sizeof buf);
@@ -650,7 +712,7 @@ static void sections_must_be_read_in_order(void **state)
 	struct iop_counter k;
 	assert_int_equal(iop_frame_open(&f, buf, len, &key), IOP_OK);
 	assert_int_equal(iop_frame_event(&f, &ev), IOP_ERR_STATE); /* names first */
-	assert_int_equal(iop_frame_close(&f), IOP_ERR_STATE);       /* not all read */
+	assert_int_equal(iop_frame_close(&f), IOP_ERR_STATE);      /* not all read */
 	for (unsigned i = 0; i < f.n_names; i++)
 		assert_int_equal(iop_frame_name(&f, &nm), IOP_OK);
 	assert_int_equal(iop_frame_name(&f, &nm), IOP_ERR_STATE);
@@ -668,19 +730,19 @@ static void sections_must_be_read_in_order(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(every_part_round_trips),
-		cmocka_unit_test(empty_frame_round_trips),
-		cmocka_unit_test(realistic_stream_round_trips_exactly),
-		cmocka_unit_test(workload_frames_carry_names_and_counters),
-		cmocka_unit_test(a_full_buffer_keeps_the_frame_valid),
-		cmocka_unit_test(the_encoder_refuses_bad_input_and_bad_order),
-		cmocka_unit_test(bad_magic_and_version),
-		cmocka_unit_test(any_changed_byte_or_another_key_fails_the_mac),
-		cmocka_unit_test(every_truncation_is_reported_as_truncated),
-		cmocka_unit_test(oversized_lengths_and_counts),
-		cmocka_unit_test(counts_that_do_not_match_the_data),
-		cmocka_unit_test(malformed_fields),
-		cmocka_unit_test(sections_must_be_read_in_order),
+	    cmocka_unit_test(every_part_round_trips),
+	    cmocka_unit_test(empty_frame_round_trips),
+	    cmocka_unit_test(realistic_stream_round_trips_exactly),
+	    cmocka_unit_test(workload_frames_carry_names_and_counters),
+	    cmocka_unit_test(a_full_buffer_keeps_the_frame_valid),
+	    cmocka_unit_test(the_encoder_refuses_bad_input_and_bad_order),
+	    cmocka_unit_test(bad_magic_and_version),
+	    cmocka_unit_test(any_changed_byte_or_another_key_fails_the_mac),
+	    cmocka_unit_test(every_truncation_is_reported_as_truncated),
+	    cmocka_unit_test(oversized_lengths_and_counts),
+	    cmocka_unit_test(counts_that_do_not_match_the_data),
+	    cmocka_unit_test(malformed_fields),
+	    cmocka_unit_test(sections_must_be_read_in_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,7 @@
 #define SUB_BUCKETS   (1u << IOP_HIST_SUB_BITS)
 
 _Static_assert(IOP_HIST_BUCKETS == EXACT_BUCKETS + (42 - EXACT_BITS) * SUB_BUCKETS,
-	       "bucket count must match IOP_HIST_MAX_NS");
+               "bucket count must match IOP_HIST_MAX_NS");
 _Static_assert(IOP_HIST_BUCKETS <= UINT16_MAX, "lo and hi are uint16_t");
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -138,7 +138,7 @@ static uint32_t stored(const struct iop_hist *h, unsigned i)
 
 /* Folds a non-empty summary (count, sum, min, max) into h's. */
 static void add_summary(struct iop_hist *h, uint64_t count, uint64_t sum, uint64_t min,
-			uint64_t max)
+                        uint64_t max)
 {
 	if (h->count == 0 || min < h->min)
 		h->min = min;
@@ -252,7 +252,7 @@ void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c)
  * until the bytes for it are there. Returns the cursor's error, MALFORMED or
  * INCONSISTENT. */
 static enum iop_err decode_buckets(struct iop_hist *h, struct iop_rcur *c, uint64_t n,
-				   unsigned first, unsigned last, uint64_t count)
+                                   unsigned first, unsigned last, uint64_t count)
 {
 	uint64_t next = 0, total = 0;
 	for (uint64_t j = 0; j < n; j++) {

@@ -18,9 +18,9 @@
 #include "codec.h"
 #include "err.h"
 
-#define IOP_HIST_SUB_BITS 5                        /* 32 buckets per power of two */
+#define IOP_HIST_SUB_BITS 5                         /* 32 buckets per power of two */
 #define IOP_HIST_MAX_NS   ((UINT64_C(1) << 42) - 1) /* > 1 hour */
-#define IOP_HIST_BUCKETS  (64 + (42 - 6) * 32)     /* 1216 */
+#define IOP_HIST_BUCKETS  (64 + (42 - 6) * 32)      /* 1216 */
 
 struct iop_hist {
 	uint64_t count;
@@ -63,8 +63,8 @@ uint64_t iop_hist_quantile(const struct iop_hist *h, double q);
 /* Sparse serialization (docs/wire-format.md, "Histogram"). Encode sets the
  * cursor's FULL error when out of room. Decode replaces *h's contents and
  * rejects with MALFORMED (a bucket out of range, a bucket count of 0 or above
- * UINT32_MAX, min > max, min or max not in the first or last bucket), INCONSISTENT (bucket counts do not add up to the
- * count) or the cursor's own errors; *h is left empty on failure. */
+ * UINT32_MAX, min > max, min or max not in the first or last bucket), INCONSISTENT (bucket counts
+ * do not add up to the count) or the cursor's own errors; *h is left empty on failure. */
 void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c);
 enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c);
 

@@ -9,17 +9,13 @@
  * Decoding is attacked with every prefix of a valid encoding and with
  * hand-built encodings that break one rule each; each must give its exact
  * error and leave the histogram empty. */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hist.h"
+#include "test_util.h"
 
 #define N_SAMPLES 100000
 #define ENC_CAP   16384 /* above the largest possible encoding (~10 KB) */
@@ -74,9 +70,8 @@ static double normal(uint64_t *s)
 }
 
 enum dist { D_UNIFORM, D_LOG_UNIFORM, D_LOG_NORMAL, D_BIMODAL, D__COUNT };
-static const char *const dist_name[D__COUNT] = {
-	"uniform 10ns..1ms", "log-uniform 10ns..1h", "log-normal 100us s=1.5",
-	"bimodal 5us/50ms"};
+static const char *const dist_name[D__COUNT] = {"uniform 10ns..1ms", "log-uniform 10ns..1h",
+                                                "log-normal 100us s=1.5", "bimodal 5us/50ms"};
 
 static uint64_t draw(enum dist d, uint64_t *s)
 {
@@ -149,7 +144,8 @@ static void assert_same(const struct iop_hist *a, const struct iop_hist *b)
 	assert_int_equal(na, nb);
 	assert_memory_equal(ea, eb, na);
 	for (int i = 0; i <= 1000; i++)
-		assert_int_equal(iop_hist_quantile(a, i / 1000.0), iop_hist_quantile(b, i / 1000.0));
+		assert_int_equal(iop_hist_quantile(a, i / 1000.0),
+		                 iop_hist_quantile(b, i / 1000.0));
 }
 
 /* ----------------------------------------------------------- bucket mapping */
@@ -178,7 +174,7 @@ static void test_bucket_contains_value(void **state)
 		/* Width at most low / 32: what bounds the error by 1/64. */
 		if (b >= 64)
 			assert_true(32 * (iop_hist_bucket_high(b) - iop_hist_bucket_low(b) + 1) <=
-				    iop_hist_bucket_low(b));
+			            iop_hist_bucket_low(b));
 		if (c < IOP_HIST_MAX_NS)
 			assert_true(iop_hist_bucket(c + 1) >= b);
 	}
@@ -227,10 +223,11 @@ static void check_accuracy(enum dist d, uint64_t seed)
 		uint64_t exact = v[rank_index(qs[i], N_SAMPLES)];
 		uint64_t est = iop_hist_quantile(&h, qs[i]);
 		assert_true(exact > 0);
-		double err = (est > exact ? (double)(est - exact) : (double)(exact - est)) / (double)exact;
+		double err =
+		    (est > exact ? (double)(est - exact) : (double)(exact - est)) / (double)exact;
 		if (err > 0.03)
 			fail_msg("%s q=%g: exact %llu, estimate %llu", dist_name[d], qs[i],
-				 (unsigned long long)exact, (unsigned long long)est);
+			         (unsigned long long)exact, (unsigned long long)est);
 		if (err > worst)
 			worst = err;
 	}
@@ -276,7 +273,7 @@ static void test_quantile_edges(void **state)
 	assert_int_equal(iop_hist_record(&h, 7), IOP_OK);
 	assert_int_equal(iop_hist_quantile(&h, -3), 7);
 	assert_int_equal(iop_hist_quantile(&h, __builtin_nan("")), 7);
-	assert_int_equal(iop_hist_quantile(&h, 0.5), 7);  /* rank 1 */
+	assert_int_equal(iop_hist_quantile(&h, 0.5), 7);        /* rank 1 */
 	assert_int_equal(iop_hist_quantile(&h, 0.51), 1000001); /* rank 2, clamped to max */
 	assert_int_equal(iop_hist_quantile(&h, 7), 1000001);
 	iop_hist_free(&h);
@@ -288,7 +285,7 @@ static void test_merge_associative(void **state)
 {
 	enum { PART = 20000 };
 	uint64_t *pa = gen(D_LOG_NORMAL, 5, PART), *pb = gen(D_UNIFORM, 6, PART),
-		 *pc = gen(D_BIMODAL, 7, PART);
+	         *pc = gen(D_BIMODAL, 7, PART);
 	struct iop_hist a, b, c, all, left, bc, right;
 	struct iop_hist *hs[] = {&a, &b, &c, &all, &left, &bc, &right};
 	for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++)
@@ -479,9 +476,9 @@ static void expect_varints(enum iop_err err, size_t n, const uint64_t *v)
 	expect_decode(buf, (size_t)(c.p - buf), err);
 }
 
-#define EXPECT(err, ...)                                                                   \
-	expect_varints(err, sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t),            \
-		       (uint64_t[]){__VA_ARGS__})
+#define EXPECT(err, ...)                                                                           \
+	expect_varints(err, sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t),                  \
+	               (uint64_t[]){__VA_ARGS__})
 
 static void test_decode_truncated(void **state)
 {
@@ -521,21 +518,21 @@ static void test_decode_rejects(void **state)
 	/* min and max */
 	EXPECT(IOP_ERR_MALFORMED, 3, 100, 5, 110, 2, 5, 2, b100 - 6, 1);
 	EXPECT(IOP_ERR_MALFORMED, 1, M + 1, M + 1, M, 1, B - 1, 1);
-	EXPECT(IOP_ERR_MALFORMED, 3, 5, 100, 110, 2, 6, 2, b100 - 7, 1);   /* min not first */
-	EXPECT(IOP_ERR_MALFORMED, 3, 5, 100, 110, 2, 5, 2, b100 - 7, 1);   /* max not last */
-	EXPECT(IOP_ERR_MALFORMED, 3, 5, 100, 110, 1, 5, 3);               /* max not last */
+	EXPECT(IOP_ERR_MALFORMED, 3, 5, 100, 110, 2, 6, 2, b100 - 7, 1); /* min not first */
+	EXPECT(IOP_ERR_MALFORMED, 3, 5, 100, 110, 2, 5, 2, b100 - 7, 1); /* max not last */
+	EXPECT(IOP_ERR_MALFORMED, 3, 5, 100, 110, 1, 5, 3);              /* max not last */
 	/* number of non-empty buckets */
 	EXPECT(IOP_ERR_MALFORMED, 3, 5, 100, 110, 0);
 	EXPECT(IOP_ERR_MALFORMED, 3, 5, 100, 110, B + 1, 5, 2, b100 - 6, 1);
-	EXPECT(IOP_ERR_TRUNCATED, 3, 5, 100, 110, B, 5, 2, b100 - 6, 1);  /* claims more */
+	EXPECT(IOP_ERR_TRUNCATED, 3, 5, 100, 110, B, 5, 2, b100 - 6, 1); /* claims more */
 }
 
 static void test_decode_overlong_varint(void **state)
 {
 	static const uint8_t in_count[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-					   0x80, 0x80, 0x80, 0x80, 0x00};
+	                                   0x80, 0x80, 0x80, 0x80, 0x00};
 	static const uint8_t tenth_too_big[] = {0xff, 0xff, 0xff, 0xff, 0xff,
-						0xff, 0xff, 0xff, 0xff, 0x02};
+	                                        0xff, 0xff, 0xff, 0xff, 0x02};
 	expect_decode(in_count, sizeof in_count, IOP_ERR_MALFORMED);
 	expect_decode(tenth_too_big, sizeof tenth_too_big, IOP_ERR_MALFORMED);
 
@@ -554,8 +551,7 @@ static void test_decode_overlong_varint(void **state)
 
 static void test_record_n_equals_singles(void **state)
 {
-	static const uint64_t vals[] = {0, 1, 63, 64, 1000, 123456789, IOP_HIST_MAX_NS,
-					UINT64_MAX};
+	static const uint64_t vals[] = {0, 1, 63, 64, 1000, 123456789, IOP_HIST_MAX_NS, UINT64_MAX};
 	struct iop_hist many, one;
 	iop_hist_init(&many);
 	iop_hist_init(&one);
@@ -602,26 +598,26 @@ static void test_reset(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_buckets),
-		cmocka_unit_test(test_bucket_contains_value),
-		cmocka_unit_test(test_buckets_contiguous),
-		cmocka_unit_test(test_clamp_above_max),
-		cmocka_unit_test(test_accuracy_uniform),
-		cmocka_unit_test(test_accuracy_log_uniform),
-		cmocka_unit_test(test_accuracy_log_normal),
-		cmocka_unit_test(test_accuracy_bimodal),
-		cmocka_unit_test(test_quantile_edges),
-		cmocka_unit_test(test_merge_associative),
-		cmocka_unit_test(test_merge_empty),
-		cmocka_unit_test(test_bucket_count_limit),
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_round_trip_empty),
-		cmocka_unit_test(test_encoded_size),
-		cmocka_unit_test(test_decode_truncated),
-		cmocka_unit_test(test_decode_rejects),
-		cmocka_unit_test(test_decode_overlong_varint),
-		cmocka_unit_test(test_record_n_equals_singles),
-		cmocka_unit_test(test_reset),
+	    cmocka_unit_test(test_exact_buckets),
+	    cmocka_unit_test(test_bucket_contains_value),
+	    cmocka_unit_test(test_buckets_contiguous),
+	    cmocka_unit_test(test_clamp_above_max),
+	    cmocka_unit_test(test_accuracy_uniform),
+	    cmocka_unit_test(test_accuracy_log_uniform),
+	    cmocka_unit_test(test_accuracy_log_normal),
+	    cmocka_unit_test(test_accuracy_bimodal),
+	    cmocka_unit_test(test_quantile_edges),
+	    cmocka_unit_test(test_merge_associative),
+	    cmocka_unit_test(test_merge_empty),
+	    cmocka_unit_test(test_bucket_count_limit),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_round_trip_empty),
+	    cmocka_unit_test(test_encoded_size),
+	    cmocka_unit_test(test_decode_truncated),
+	    cmocka_unit_test(test_decode_rejects),
+	    cmocka_unit_test(test_decode_overlong_varint),
+	    cmocka_unit_test(test_record_n_equals_singles),
+	    cmocka_unit_test(test_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

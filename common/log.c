@@ -26,7 +26,10 @@ void iop_log_init(void)
 	atomic_store(&log_level, level);
 }
 
-void iop_log_set_level(enum iop_log_level level) { atomic_store(&log_level, (int)level); }
+void iop_log_set_level(enum iop_log_level level)
+{
+	atomic_store(&log_level, (int)level);
+}
 
 enum iop_log_level iop_log_get_level(void)
 {
@@ -35,7 +38,10 @@ enum iop_log_level iop_log_get_level(void)
 	return (enum iop_log_level)atomic_load(&log_level);
 }
 
-void iop_log_set_fd(int fd) { atomic_store(&log_fd, fd); }
+void iop_log_set_fd(int fd)
+{
+	atomic_store(&log_fd, fd);
+}
 
 void iop_log_set_prefix(const char *prefix)
 {
@@ -64,7 +70,7 @@ void iop_log(enum iop_log_level level, const char *fmt, ...)
 	int saved = errno;
 	char line[IOP_LOG_LINE_MAX];
 	int n = snprintf(line, sizeof line, "%s[%ld] %s: ", log_prefix, (long)syscall(SYS_getpid),
-			 level_names[level]);
+	                 level_names[level]);
 	if (n < 0)
 		n = 0;
 	va_list ap;

@@ -21,8 +21,7 @@ void iop_log_set_fd(int fd);
 /* Prefix of every line, e.g. "iopulse-shim"; copied, up to 31 bytes. */
 void iop_log_set_prefix(const char *prefix);
 
-void iop_log(enum iop_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void iop_log(enum iop_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define iop_error(...) iop_log(IOP_LOG_ERROR, __VA_ARGS__)
 #define iop_warn(...)  iop_log(IOP_LOG_WARN, __VA_ARGS__)

@@ -43,8 +43,8 @@ static void messages_are_lines_on_the_chosen_fd(void **state)
 	char out[2048];
 	read_all(p[0], out, sizeof out);
 	char want[128];
-	snprintf(want, sizeof want, "iopulse-test[%d] warn: collector tcp://n1:7411 unreachable (3)\n",
-		 (int)getpid());
+	snprintf(want, sizeof want,
+	         "iopulse-test[%d] warn: collector tcp://n1:7411 unreachable (3)\n", (int)getpid());
 	assert_non_null(strstr(out, want));
 	assert_null(strstr(out, "hidden"));
 	assert_non_null(strstr(out, "info: ends with newline\n"));
@@ -88,9 +88,9 @@ static void the_level_comes_from_the_environment(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(messages_are_lines_on_the_chosen_fd),
-		cmocka_unit_test(long_messages_are_cut),
-		cmocka_unit_test(the_level_comes_from_the_environment),
+	    cmocka_unit_test(messages_are_lines_on_the_chosen_fd),
+	    cmocka_unit_test(long_messages_are_cut),
+	    cmocka_unit_test(the_level_comes_from_the_environment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,9 +97,11 @@ static void round_trip(const struct decoded *a)
 	const struct iop_frame *g = &b->out.frame;
 	check(f->hdr.job_id == g->hdr.job_id && f->hdr.seq == g->hdr.seq &&
 	      f->hdr.base_ns == g->hdr.base_ns && f->hdr.node_id == g->hdr.node_id &&
-	      f->hdr.rank == g->hdr.rank && f->hdr.pid == g->hdr.pid && f->hdr.flags == g->hdr.flags);
+	      f->hdr.rank == g->hdr.rank && f->hdr.pid == g->hdr.pid &&
+	      f->hdr.flags == g->hdr.flags);
 	check(f->stats.events == g->stats.events && f->stats.dropped == g->stats.dropped &&
-	      f->stats.shim_ns == g->stats.shim_ns && f->stats.send_failures == g->stats.send_failures);
+	      f->stats.shim_ns == g->stats.shim_ns &&
+	      f->stats.send_failures == g->stats.send_failures);
 	check(f->n_names == g->n_names && f->n_counters == g->n_counters &&
 	      f->n_inflight == g->n_inflight && f->n_events == g->n_events);
 	for (unsigned i = 0; i < f->n_names; i++) {

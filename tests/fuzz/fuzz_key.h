@@ -4,7 +4,7 @@
 
 #include "auth.h"
 
-static const struct iop_key fuzz_key = {{0xf0, 0x0d, 0xfa, 0xce, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-					 11, 12}};
+static const struct iop_key fuzz_key = {
+    {0xf0, 0x0d, 0xfa, 0xce, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}};
 
 #endif

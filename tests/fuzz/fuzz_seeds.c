@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "frame.h"
-#include "hist.h"
 #include "fuzz_key.h"
+#include "hist.h"
 #include "workload.h"
 
 static int save(const char *dir, const char *name, const uint8_t *buf, size_t len)
@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 		for (unsigned s = 0; s < 4; s++) {
 			size_t len;
 			unsigned n;
-			if (iop_wl_frame(&w, buf, sizeof buf, sizes[s], &fuzz_key, &len, &n) != IOP_OK)
+			if (iop_wl_frame(&w, buf, sizeof buf, sizes[s], &fuzz_key, &len, &n) !=
+			    IOP_OK)
 				return 1;
 			char name[64];
 			snprintf(name, sizeof name, "%s-%u", iop_wl_kind_name(kind), sizes[s]);
@@ -79,8 +80,12 @@ int main(int argc, char **argv)
 	iop_enc_finish(&e, &fuzz_key, &len);
 	bad |= save(argv[1], "empty", buf, len - IOP_MAC_BYTES);
 	iop_enc_begin(&e, buf, sizeof buf, &h, NULL);
-	struct iop_inflight fl = {.start_ns = 500, .bytes = 4096, .thread = 1, .file = 2,
-				  .layer = IOP_LAYER_MPIIO, .op = IOP_OP_WRITE_COLL};
+	struct iop_inflight fl = {.start_ns = 500,
+	                          .bytes = 4096,
+	                          .thread = 1,
+	                          .file = 2,
+	                          .layer = IOP_LAYER_MPIIO,
+	                          .op = IOP_OP_WRITE_COLL};
 	iop_enc_inflight(&e, &fl);
 	iop_enc_finish(&e, &fuzz_key, &len);
 	bad |= save(argv[1], "inflight", buf, len - IOP_MAC_BYTES);

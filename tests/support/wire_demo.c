@@ -12,10 +12,10 @@
 #include <errno.h>
 #include <nanomsg/nn.h>
 #include <nanomsg/pipeline.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,10 +24,10 @@
 #include "hist.h"
 #include "workload.h"
 
-#define RANKS      4
-#define FRAMES     40  /* per rank, then a drain */
-#define PER_FRAME  1000
-#define FRAME_CAP  (64 * 1024)
+#define RANKS     4
+#define FRAMES    40 /* per rank, then a drain */
+#define PER_FRAME 1000
+#define FRAME_CAP (64 * 1024)
 
 static struct iop_key job_key, other_key;
 
@@ -103,8 +103,8 @@ static int hostile(const char *url)
 	return 0;
 }
 
-static void take_frame(const uint8_t *msg, size_t len, struct iop_frame_out *out,
-		       struct totals *t, struct iop_counter *latest, unsigned *finals)
+static void take_frame(const uint8_t *msg, size_t len, struct iop_frame_out *out, struct totals *t,
+                       struct iop_counter *latest, unsigned *finals)
 {
 	const struct iop_frame *f = &out->frame;
 	for (unsigned i = 0; i < f->n_events; i++) {
@@ -116,8 +116,11 @@ static void take_frame(const uint8_t *msg, size_t len, struct iop_frame_out *out
 	}
 	for (unsigned i = 0; i < f->n_counters; i++) {
 		const struct iop_counter *k = &out->counters[i];
-		size_t slot = (((size_t)f->hdr.rank * IOP_WL_MAX_NAMES + k->file) * IOP_LAYER__COUNT +
-			       k->layer) * IOP_CLASS__COUNT + k->cls;
+		size_t slot =
+		    (((size_t)f->hdr.rank * IOP_WL_MAX_NAMES + k->file) * IOP_LAYER__COUNT +
+		     k->layer) *
+		        IOP_CLASS__COUNT +
+		    k->cls;
 		if (f->hdr.rank < RANKS && k->file < IOP_WL_MAX_NAMES)
 			latest[slot] = *k; /* cumulative: the newest replaces */
 	}
@@ -147,7 +150,7 @@ static void fmt_ns(char *out, size_t n, uint64_t ns)
 }
 
 static int report(struct totals *t, const struct iop_counter *latest, unsigned frames,
-		  const unsigned *rejected, unsigned finals)
+                  const unsigned *rejected, unsigned finals)
 {
 	printf("\n%-7s %10s %12s %10s %12s %10s %10s %10s\n", "LAYER", "READ OPS", "READ",
 	       "WRITE OPS", "WRITTEN", "META OPS", "p50", "p99");
@@ -206,7 +209,8 @@ int main(int argc, char **argv)
 	int rcvtimeo = 10000;
 	if (s < 0 || nn_bind(s, url) < 0 ||
 	    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &rcvtimeo, sizeof rcvtimeo) < 0) {
-		fprintf(stderr, "iop-wire-demo: cannot bind %s: %s\n", url, nn_strerror(nn_errno()));
+		fprintf(stderr, "iop-wire-demo: cannot bind %s: %s\n", url,
+		        nn_strerror(nn_errno()));
 		for (int r = 0; r <= RANKS; r++)
 			kill(kids[r], SIGTERM);
 		return 2;
@@ -218,13 +222,13 @@ int main(int argc, char **argv)
 		iop_hist_init(&t.lat[l]);
 	struct iop_counter *latest = calloc(CSLOTS, sizeof *latest);
 	struct iop_frame_out out = {.events = calloc(8192, sizeof(struct iop_event)),
-				    .events_cap = 8192,
-				    .names = calloc(8192, sizeof(struct iop_name)),
-				    .names_cap = 8192,
-				    .counters = calloc(8192, sizeof(struct iop_counter)),
-				    .counters_cap = 8192,
-				    .inflight = calloc(16, sizeof(struct iop_inflight)),
-				    .inflight_cap = 16};
+	                            .events_cap = 8192,
+	                            .names = calloc(8192, sizeof(struct iop_name)),
+	                            .names_cap = 8192,
+	                            .counters = calloc(8192, sizeof(struct iop_counter)),
+	                            .counters_cap = 8192,
+	                            .inflight = calloc(16, sizeof(struct iop_inflight)),
+	                            .inflight_cap = 16};
 	unsigned rejected[IOP_ERR__COUNT + 1] = {0}, frames = 0, finals = 0;
 	while (finals < RANKS || rejected[IOP_ERR__COUNT] < 3) {
 		void *msg = NULL;

@@ -21,7 +21,10 @@ static uint64_t rnd(struct iop_wl *w) /* splitmix64 */
 	return z ^ (z >> 31);
 }
 
-static double unif(struct iop_wl *w) { return (double)(rnd(w) >> 11) * 0x1p-53; }
+static double unif(struct iop_wl *w)
+{
+	return (double)(rnd(w) >> 11) * 0x1p-53;
+}
 
 /* Log-normal around median m with shape s. */
 static uint64_t lognorm(struct iop_wl *w, double m, double s)
@@ -39,12 +42,12 @@ const char *iop_wl_kind_name(enum iop_wl_kind kind)
 }
 
 bool iop_wl_init(struct iop_wl *w, enum iop_wl_kind kind, uint32_t rank, uint64_t seed,
-		 uint64_t start_ns)
+                 uint64_t start_ns)
 {
 	memset(w, 0, sizeof *w);
 	w->names = calloc(IOP_WL_MAX_NAMES, sizeof *w->names);
 	w->counters = calloc((size_t)IOP_WL_MAX_NAMES * IOP_LAYER__COUNT * IOP_CLASS__COUNT,
-			     sizeof *w->counters);
+	                     sizeof *w->counters);
 	if (!w->names || !w->counters) {
 		iop_wl_free(w);
 		return false;
@@ -92,7 +95,7 @@ static void count(struct iop_wl *w, const struct iop_event *ev)
 {
 	enum iop_class cls = iop_op_class(ev->op);
 	struct iop_wl_counter *k =
-		&w->counters[(ev->file * IOP_LAYER__COUNT + ev->layer) * IOP_CLASS__COUNT + cls];
+	    &w->counters[(ev->file * IOP_LAYER__COUNT + ev->layer) * IOP_CLASS__COUNT + cls];
 	k->k.file = ev->file;
 	k->k.layer = ev->layer;
 	k->k.cls = (uint8_t)cls;
@@ -105,7 +108,7 @@ static void count(struct iop_wl *w, const struct iop_event *ev)
 
 /* Appends one call that starts after a gap and lasts dur. */
 static struct iop_event *emit(struct iop_wl *w, enum iop_layer layer, enum iop_op op, uint32_t file,
-			      uint32_t site, uint64_t gap, uint64_t dur)
+                              uint32_t site, uint64_t gap, uint64_t dur)
 {
 	struct iop_event *ev = &w->pending[w->n_pending++];
 	memset(ev, 0, sizeof *ev);
@@ -139,7 +142,7 @@ static unsigned step_ior(struct iop_wl *w)
 		uint64_t call = w->next_call_id++, child_ns = 0;
 		for (int i = 0; i < 2; i++) {
 			struct iop_event *c = emit(w, IOP_LAYER_POSIX, IOP_OP_WRITE, file, site,
-						   lognorm(w, 2000, 0.3), lognorm(w, 250000, 0.25));
+			                           lognorm(w, 2000, 0.3), lognorm(w, 250000, 0.25));
 			set_io(c, base + w->ior_offset, 512 * KIB);
 			c->flags |= IOP_EV_PARENT;
 			c->parent_id = call;
@@ -165,7 +168,7 @@ static unsigned step_ior(struct iop_wl *w)
 	} else {
 		uint32_t site = name_id(w, IOP_NAME_SITE, "ior_posix_xfer+0x44");
 		struct iop_event *ev = emit(w, IOP_LAYER_POSIX, IOP_OP_WRITE, file, site,
-					    lognorm(w, 15000, 0.3), lognorm(w, 500000, 0.25));
+		                            lognorm(w, 15000, 0.3), lognorm(w, 500000, 0.25));
 		set_io(ev, base + w->ior_offset, MIB);
 		w->ior_offset += MIB;
 	}
@@ -177,13 +180,14 @@ static unsigned step_ior(struct iop_wl *w)
 static unsigned step_random(struct iop_wl *w)
 {
 	static const char *const files[] = {"/data/db/shard0.bin", "/data/db/shard1.bin",
-					    "/data/db/shard2.bin", "/data/db/shard3.bin"};
+	                                    "/data/db/shard2.bin", "/data/db/shard3.bin"};
 	uint32_t file = name_id(w, IOP_NAME_FILE, files[rnd(w) % 4]);
-	uint32_t site = name_id(w, IOP_NAME_SITE, rnd(w) % 4 ? "lookup_block+0x31" : "scan_index+0x9a");
+	uint32_t site =
+	    name_id(w, IOP_NAME_SITE, rnd(w) % 4 ? "lookup_block+0x31" : "scan_index+0x9a");
 	uint64_t size = 4 * KIB << (rnd(w) % 3);
 	uint64_t offset = (rnd(w) % (16u * MIB)) * 4 * KIB; /* 64 GiB files */
-	struct iop_event *ev = emit(w, IOP_LAYER_POSIX, IOP_OP_READ, file, site, lognorm(w, 3000, 0.5),
-				    lognorm(w, 90000, 0.6));
+	struct iop_event *ev = emit(w, IOP_LAYER_POSIX, IOP_OP_READ, file, site,
+	                            lognorm(w, 3000, 0.5), lognorm(w, 90000, 0.6));
 	set_io(ev, offset, size);
 	return 1;
 }
@@ -195,7 +199,7 @@ static unsigned step_meta(struct iop_wl *w)
 	if (!w->meta_ids[slot]) {
 		char path[96];
 		snprintf(path, sizeof path, "/scratch/ckpt/step%04u/rank%05u.part%03u", slot / 64,
-			 w->rank, slot % 64);
+		         w->rank, slot % 64);
 		w->meta_ids[slot] = name_id(w, IOP_NAME_FILE, path);
 	}
 	uint32_t file = w->meta_ids[slot];
@@ -215,7 +219,8 @@ static unsigned step_meta(struct iop_wl *w)
 		}
 		break;
 	case 2:
-		ev = emit(w, IOP_LAYER_POSIX, IOP_OP_WRITE, file, site, gap, lognorm(w, 20000, 0.4));
+		ev =
+		    emit(w, IOP_LAYER_POSIX, IOP_OP_WRITE, file, site, gap, lognorm(w, 20000, 0.4));
 		set_io(ev, 0, 4 * KIB);
 		break;
 	default:
@@ -232,7 +237,7 @@ static unsigned step_stdio(struct iop_wl *w)
 	uint32_t file = name_id(w, IOP_NAME_FILE, "/home/user/run/app.log");
 	uint32_t site = name_id(w, IOP_NAME_SITE, "log_progress+0x2f");
 	struct iop_event *ev = emit(w, IOP_LAYER_STDIO, IOP_OP_WRITE, file, site,
-				    lognorm(w, 40000, 0.5), lognorm(w, 900, 0.3));
+	                            lognorm(w, 40000, 0.5), lognorm(w, 900, 0.3));
 	ev->bytes = 60 + rnd(w) % 60;
 	ev->flags |= IOP_EV_BYTES;
 	ev->thread = 1; /* a logging thread */
@@ -255,10 +260,18 @@ unsigned iop_wl_step(struct iop_wl *w)
 	}
 	unsigned first = w->n_pending, n;
 	switch (kind) {
-	case IOP_WL_IOR_WRITE: n = step_ior(w); break;
-	case IOP_WL_RANDOM_READ: n = step_random(w); break;
-	case IOP_WL_METADATA: n = step_meta(w); break;
-	default: n = step_stdio(w); break;
+	case IOP_WL_IOR_WRITE:
+		n = step_ior(w);
+		break;
+	case IOP_WL_RANDOM_READ:
+		n = step_random(w);
+		break;
+	case IOP_WL_METADATA:
+		n = step_meta(w);
+		break;
+	default:
+		n = step_stdio(w);
+		break;
 	}
 	for (unsigned i = first; i < w->n_pending; i++)
 		count(w, &w->pending[i]);
@@ -266,13 +279,13 @@ unsigned iop_wl_step(struct iop_wl *w)
 }
 
 enum iop_err iop_wl_frame(struct iop_wl *w, uint8_t *buf, size_t cap, unsigned max_events,
-			  const struct iop_key *key, size_t *len, unsigned *n_events)
+                          const struct iop_key *key, size_t *len, unsigned *n_events)
 {
 	if (max_events > IOP_WL_PENDING - 8)
 		max_events = IOP_WL_PENDING - 8;
 	/* Keep unsent events at the front, then top up. */
 	memmove(w->pending, w->pending + w->pending_pos,
-		(w->n_pending - w->pending_pos) * sizeof *w->pending);
+	        (w->n_pending - w->pending_pos) * sizeof *w->pending);
 	w->n_pending -= w->pending_pos;
 	w->pending_pos = 0;
 	while (!w->draining && w->n_pending < max_events)
@@ -281,8 +294,12 @@ enum iop_err iop_wl_frame(struct iop_wl *w, uint8_t *buf, size_t cap, unsigned m
 		return IOP_ERR_STATE; /* drained: nothing left to send */
 
 	struct iop_frame_hdr hdr = {
-		.job_id = w->job_id, .seq = w->frames_made, .base_ns = w->pending[0].end_ns,
-		.node_id = 7, .rank = w->rank, .pid = 4242 + w->rank,
+	    .job_id = w->job_id,
+	    .seq = w->frames_made,
+	    .base_ns = w->pending[0].end_ns,
+	    .node_id = 7,
+	    .rank = w->rank,
+	    .pid = 4242 + w->rank,
 	};
 	struct iop_stats st = {.events = w->events_made, .shim_ns = w->events_made * 30};
 	struct iop_frame_enc e;

@@ -23,8 +23,8 @@
 
 enum iop_wl_kind { IOP_WL_IOR_WRITE, IOP_WL_RANDOM_READ, IOP_WL_METADATA, IOP_WL_MIXED };
 
-#define IOP_WL_MAX_NAMES 8192
-#define IOP_WL_PENDING   8192
+#define IOP_WL_MAX_NAMES  8192
+#define IOP_WL_PENDING    8192
 #define IOP_WL_META_FILES 256
 
 struct iop_wl_name {
@@ -49,12 +49,12 @@ struct iop_wl {
 	unsigned phase, phase_left, meta_step, meta_file;
 	uint32_t meta_ids[IOP_WL_META_FILES];
 	uint32_t n_names;
-	struct iop_wl_name *names;           /* [IOP_WL_MAX_NAMES], index = id */
-	struct iop_wl_counter *counters;     /* [IOP_WL_MAX_NAMES * 4 * 3] */
+	struct iop_wl_name *names;       /* [IOP_WL_MAX_NAMES], index = id */
+	struct iop_wl_counter *counters; /* [IOP_WL_MAX_NAMES * 4 * 3] */
 	struct iop_event pending[IOP_WL_PENDING];
 	unsigned n_pending, pending_pos;
-	uint64_t job_id;        /* put in frame headers */
-	bool draining;          /* set to send what is pending and generate no more */
+	uint64_t job_id; /* put in frame headers */
+	bool draining;   /* set to send what is pending and generate no more */
 	bool final_sent;
 	uint64_t events_made;
 	uint64_t frames_made;
@@ -62,7 +62,7 @@ struct iop_wl {
 
 /* Allocates; false when out of memory. */
 bool iop_wl_init(struct iop_wl *w, enum iop_wl_kind kind, uint32_t rank, uint64_t seed,
-		 uint64_t start_ns);
+                 uint64_t start_ns);
 void iop_wl_free(struct iop_wl *w);
 
 /* Appends the next call(s) to the pending list: one event, or a parent with
@@ -74,7 +74,7 @@ unsigned iop_wl_step(struct iop_wl *w);
  * it only sends what was generated (the last such frame is FINAL), then
  * returns IOP_ERR_STATE: the counters then equal the sum of sent events. */
 enum iop_err iop_wl_frame(struct iop_wl *w, uint8_t *buf, size_t cap, unsigned max_events,
-			  const struct iop_key *key, size_t *len, unsigned *n_events);
+                          const struct iop_key *key, size_t *len, unsigned *n_events);
 
 /* Copies the next n events of the stream to out (names and counters are
  * kept as for frames, but not sent). Do not mix with iop_wl_frame. */
