@@ -88,13 +88,13 @@ static void sleep_ns(uint64_t ns)
 }
 #endif
 
-void iop_clock_init(struct iop_clock *c, unsigned calib_ms)
-{
-	iop_clock_init_mono(c);
 #if defined(__x86_64__)
-	const char *want = getenv("IOPULSE_CLOCK");
-	if ((want && strcmp(want, "mono") == 0) || !iop_tsc_invariant())
-		return;
+/* Measures the TSC rate against CLOCK_MONOTONIC over about calib_ms and
+ * makes the TSC c's source. False when the two halves of the measurement
+ * disagree by more than 0.1 % or the rate is implausible (the rate is set
+ * all the same). */
+static bool calibrate_tsc(struct iop_clock *c, unsigned calib_ms)
+{
 	if (calib_ms < 1)
 		calib_ms = 1;
 	if (calib_ms > 1000)
@@ -107,13 +107,10 @@ void iop_clock_init(struct iop_clock *c, unsigned calib_ms)
 	sleep_ns(half);
 	sample(&t2, &n2);
 	if (t1 <= t0 || t2 <= t1 || n1 <= n0 || n2 <= n1)
-		return;
+		return false;
 	double r1 = (double)(n1 - n0) / (double)(t1 - t0);
 	double r2 = (double)(n2 - n1) / (double)(t2 - t1);
 	double hz = 1e9 / ((double)(n2 - n0) / (double)(t2 - t0));
-	/* Two halves must agree, and the rate must be a plausible CPU clock. */
-	if (r1 / r2 > 1.001 || r2 / r1 > 1.001 || hz < 1e8 || hz > 2e10)
-		return;
 	c->source = IOP_CLOCK_TSC;
 	c->tsc_hz = hz;
 	set_rate(c, 1e9 / hz);
@@ -121,5 +118,32 @@ void iop_clock_init(struct iop_clock *c, unsigned calib_ms)
 	sample(&tsc, &mono);
 	c->tick0 = tsc;
 	c->real0_ns = iop_real_ns() - (iop_mono_ns() - mono);
+	/* Two halves must agree, and the rate must be a plausible CPU clock. */
+	return r1 / r2 <= 1.001 && r2 / r1 <= 1.001 && hz >= 1e8 && hz <= 2e10;
+}
+#endif
+
+bool iop_clock_tsc_wanted(void)
+{
+	const char *want = getenv("IOPULSE_CLOCK");
+	return !(want && strcmp(want, "mono") == 0) && iop_tsc_invariant();
+}
+
+void iop_clock_init(struct iop_clock *c, unsigned calib_ms)
+{
+	iop_clock_init_mono(c);
+#if defined(__x86_64__)
+	if (iop_clock_tsc_wanted() && !calibrate_tsc(c, calib_ms))
+		iop_clock_init_mono(c);
+#endif
+}
+
+bool iop_clock_init_tsc(struct iop_clock *c, unsigned calib_ms)
+{
+	iop_clock_init_mono(c);
+#if defined(__x86_64__)
+	return calibrate_tsc(c, calib_ms);
+#else
+	return false;
 #endif
 }

@@ -42,6 +42,16 @@ bool iop_tsc_invariant(void);
  * CLOCK_MONOTONIC. */
 void iop_clock_init(struct iop_clock *c, unsigned calib_ms);
 
+/* True when the TSC should be the source: invariant, and IOPULSE_CLOCK is
+ * not "mono". */
+bool iop_clock_tsc_wanted(void);
+
+/* The TSC as source whatever the calibration says, for a caller that has
+ * already stamped TSC ticks and calibrates later (the shim's sender). False
+ * when the calibration was inconsistent or there is no TSC (then the source
+ * is CLOCK_MONOTONIC). */
+bool iop_clock_init_tsc(struct iop_clock *c, unsigned calib_ms);
+
 /* Forces CLOCK_MONOTONIC (tests, and hosts where the TSC misbehaves). */
 void iop_clock_init_mono(struct iop_clock *c);
 

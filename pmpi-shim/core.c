@@ -1,0 +1,187 @@
+/* Start-up, configuration and shut-down of libiopulse.so.
+ *
+ * Configuration comes from the environment (docs/shim.md):
+ *   IOPULSE_ADDR        nanomsg URL of the collector; unset: passive and silent
+ *   IOPULSE_KEY         the job key, 32 hex digits (required with ADDR)
+ *   IOPULSE_JOB         job id, up to 16 hex digits
+ *   IOPULSE_FINAL_ADDR  REQ/REP URL that acknowledges each process's last frame
+ *   IOPULSE_INTERVAL_MS how often the sender sends (default 10)
+ *   IOPULSE_RANK        rank override; else the launcher's variables
+ * Launcher processes (mpirun, orted, prted, srun, hydra proxies ...) are never
+ * monitored. A forked child stops recording (nanomsg does not survive fork);
+ * an exec'd program starts afresh from the environment. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hash.h"
+#include "log.h"
+#include "names.h"
+#include "shim.h"
+
+struct shim_global shim;
+
+static _Atomic int finished;
+static pid_t owner_pid; /* the process that started the sender */
+
+void *shim_resolve_opt(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+void *shim_resolve(const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+	if (!p) {
+		iop_error("cannot resolve %s: %s", name, dlerror());
+		abort(); /* a wrapper without its real function cannot go on */
+	}
+	return p;
+}
+
+static bool is_launcher(void)
+{
+	static const char *const launchers[] = {
+		"mpirun", "mpiexec", "orterun", "orted", "prted", "prterun", "prte", "srun",
+		"slurmstepd", "hydra_pmi_proxy", "hydra_nameserver", "mpiexec.hydra", "mpirun.openmpi",
+		"mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich", "iopulse",
+	};
+	extern char *program_invocation_short_name;
+	for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
+		if (strcmp(program_invocation_short_name, launchers[i]) == 0)
+			return true;
+	return false;
+}
+
+static uint32_t env_rank(void)
+{
+	static const char *const vars[] = {"IOPULSE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+					   "PMIX_RANK", "SLURM_PROCID", "RANK"};
+	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		if (v && *v) {
+			unsigned long r = strtoul(v, &end, 10);
+			if (*end == 0 && r <= UINT32_MAX)
+				return (uint32_t)r;
+		}
+	}
+	return 0;
+}
+
+static bool configure(void)
+{
+	const char *addr = getenv("IOPULSE_ADDR");
+	if (!addr || !*addr || is_launcher())
+		return false;
+	iop_log_set_prefix("iopulse-shim");
+	if (strlen(addr) >= sizeof shim.addr) {
+		iop_warn("IOPULSE_ADDR is too long: not monitoring");
+		return false;
+	}
+	if (iop_key_from_hex(getenv("IOPULSE_KEY"), &shim.key) != IOP_OK) {
+		iop_warn("IOPULSE_KEY is missing or not 32 hex digits: not monitoring");
+		return false;
+	}
+	strcpy(shim.addr, addr);
+	const char *fin = getenv("IOPULSE_FINAL_ADDR");
+	if (fin && strlen(fin) < sizeof shim.final_addr)
+		strcpy(shim.final_addr, fin);
+	const char *job = getenv("IOPULSE_JOB");
+	shim.job_id = job ? strtoull(job, NULL, 16) : 0;
+	const char *iv = getenv("IOPULSE_INTERVAL_MS");
+	shim.interval_ms = iv ? (unsigned)strtoul(iv, NULL, 10) : 10;
+	if (shim.interval_ms < 1 || shim.interval_ms > 10000)
+		shim.interval_ms = 10;
+	shim.rank = env_rank();
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	shim.node_id = (uint32_t)iop_hash_str(host);
+	shim.use_tsc = iop_clock_tsc_wanted();
+	return true;
+}
+
+static void at_fork_child(void)
+{
+	/* The sender thread did not come along and nanomsg cannot be used
+	 * here: this process stops recording, cleanly. */
+	atomic_store(&shim.state, SHIM_OFF);
+}
+
+void shim_set_rank(uint32_t rank)
+{
+	shim.rank = rank;
+}
+
+void shim_finish(const char *why)
+{
+	if (getpid() != owner_pid || atomic_exchange(&finished, 1))
+		return;
+	struct shim_thread *t = shim_self();
+	if (t)
+		t->busy = 1; /* the flush's own I/O is not recorded */
+	atomic_store(&shim.state, SHIM_OFF);
+	iop_debug("finishing (%s)", why);
+	shim_sender_stop_and_flush(250);
+}
+
+static void at_exit(void)
+{
+	shim_finish("exit");
+}
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
+
+static void on_fatal(int sig)
+{
+	/* Best effort: send what we have, then die as we would have. */
+	shim_finish("signal");
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Only where the application left the default action. */
+static void catch_fatal_signals(void)
+{
+	for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+		struct sigaction old;
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO)) {
+			struct sigaction sa = {0};
+			sa.sa_handler = on_fatal;
+			sa.sa_flags = SA_RESETHAND;
+			sigemptyset(&sa.sa_mask);
+			sigaction(fatal_signals[i], &sa, NULL);
+		}
+	}
+}
+
+__attribute__((constructor(101))) static void shim_init(void)
+{
+	int saved = errno;
+	iop_log_init();
+	if (configure() && shim_names_init() == 0) {
+		owner_pid = getpid();
+		struct shim_thread *t = shim_self(); /* main thread's state */
+		if (t)
+			t->busy = 1;
+		if (shim_sender_start() == 0) {
+			pthread_atfork(NULL, NULL, at_fork_child);
+			atexit(at_exit);
+			catch_fatal_signals();
+			atomic_store(&shim.state, SHIM_ON);
+		}
+		if (t)
+			t->busy = 0;
+	}
+	errno = saved;
+}
+
+__attribute__((destructor)) static void shim_fini(void)
+{
+	shim_finish("unload");
+}

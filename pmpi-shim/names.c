@@ -1,0 +1,305 @@
+/* Names and file descriptors.
+ *
+ * Every file the shim reports gets a small id, interned once per process
+ * from its absolute path (lexically normalised: no symlink resolution, which
+ * would cost system calls on every open). The sender announces each id once
+ * (names with id > what it has announced). Ids index a table the sender
+ * reads without a lock: a name is written fully before n_names moves past it.
+ *
+ * The fd table maps descriptors to file ids. A descriptor the shim did not
+ * see opened (inherited, or opened by code that bypasses the wrappers) is
+ * classified on first use: regular files and block devices by their
+ * /proc/self/fd link, fds 0-2 as <stdin>/<stdout>/<stderr>; sockets, pipes,
+ * eventfds and excluded paths are not watched, which also keeps nanomsg's
+ * and MPI's own descriptors out of the picture. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hash.h"
+#include "names.h"
+#include "shim.h"
+
+#define FD_MAX      65536
+#define FD_IGNORED  UINT32_MAX
+#define ARENA_CHUNK (1u << 20)
+
+struct fd_entry {
+	_Atomic uint32_t file; /* 0 unclassified, FD_IGNORED, else a name id */
+	_Atomic uint64_t offset;
+};
+
+static struct shim_name **names; /* [IOP_ID_MAX + 1], reserved, touched as used */
+static _Atomic uint32_t n_names = 1; /* next id; 0 is "no file" */
+static struct {
+	uint64_t hash;
+	uint32_t id;
+} *index_tab;
+static uint32_t index_cap, index_used;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char *arena;
+static size_t arena_left;
+static struct fd_entry *fds;
+static char excluded[1024] = "/dev/:/proc/:/sys/:/etc/:/usr/:/lib/:/lib64/:/bin/:/sbin/:/boot/:/run/";
+
+static void *map(size_t len)
+{
+	void *m = (void *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+int shim_names_init(void)
+{
+	const char *ex = getenv("IOPULSE_EXCLUDE");
+	if (ex)
+		snprintf(excluded, sizeof excluded, "%s", ex);
+	names = map((IOP_ID_MAX + 1) * sizeof *names);
+	fds = map(FD_MAX * sizeof *fds);
+	index_cap = 4096;
+	index_tab = map(index_cap * sizeof *index_tab);
+	return names && fds && index_tab ? 0 : -1;
+}
+
+uint32_t shim_names_count(void)
+{
+	return atomic_load_explicit(&n_names, memory_order_acquire);
+}
+
+const struct shim_name *shim_name_get(uint32_t id)
+{
+	return id && id < shim_names_count() ? names[id] : NULL;
+}
+
+static bool is_excluded(const char *path, size_t len)
+{
+	const char *p = excluded;
+	while (*p) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n && n <= len && memcmp(path, p, n) == 0)
+			return true;
+		p += n + (end != NULL);
+	}
+	return false;
+}
+
+/* Lexical normalisation in place: "//" and "/./" collapse, "/x/.." goes. */
+static size_t normalise(char *s, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		while (i < len && s[i] == '/')
+			i++;
+		size_t j = i;
+		while (j < len && s[j] != '/')
+			j++;
+		size_t n = j - i;
+		if (n == 1 && s[i] == '.') {
+			/* skip */
+		} else if (n == 2 && s[i] == '.' && s[i + 1] == '.') {
+			while (o > 0 && s[--o] != '/')
+				;
+		} else if (n > 0) {
+			s[o++] = '/';
+			memmove(s + o, s + i, n);
+			o += n;
+		}
+		i = j;
+	}
+	if (o == 0)
+		s[o++] = '/';
+	s[o] = 0;
+	return o;
+}
+
+static void *arena_alloc(size_t n)
+{
+	n = (n + 7) & ~(size_t)7;
+	if (n > arena_left) {
+		size_t chunk = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		arena = map(chunk);
+		if (!arena) {
+			arena_left = 0;
+			return NULL;
+		}
+		arena_left = chunk;
+	}
+	void *p = arena;
+	arena += n;
+	arena_left -= n;
+	return p;
+}
+
+static bool index_grow(void)
+{
+	uint32_t cap = index_cap * 2;
+	__typeof__(index_tab) t = map(cap * sizeof *t);
+	if (!t)
+		return false;
+	for (uint32_t i = 0; i < index_cap; i++) {
+		if (!index_tab[i].id)
+			continue;
+		uint32_t h = (uint32_t)index_tab[i].hash & (cap - 1);
+		while (t[h].id)
+			h = (h + 1) & (cap - 1);
+		t[h] = index_tab[i];
+	}
+	syscall(SYS_munmap, index_tab, index_cap * sizeof *index_tab);
+	index_tab = t;
+	index_cap = cap;
+	return true;
+}
+
+/* Interns (kind, text); caller holds the lock. */
+static uint32_t intern_locked(uint8_t kind, const char *text, size_t len)
+{
+	uint64_t hash = iop_hash64(text, len) ^ (kind == IOP_NAME_FILE ? 0 : (uint64_t)kind << 56);
+	uint32_t h = (uint32_t)hash & (index_cap - 1);
+	for (; index_tab[h].id; h = (h + 1) & (index_cap - 1))
+		if (index_tab[h].hash == hash && names[index_tab[h].id]->kind == kind)
+			return index_tab[h].id;
+	uint32_t id = atomic_load_explicit(&n_names, memory_order_relaxed);
+	if (id > IOP_ID_MAX || len > IOP_NAME_MAX || len == 0)
+		return 0;
+	if ((index_used + 1) * 2 > index_cap) {
+		if (!index_grow())
+			return 0;
+		return intern_locked(kind, text, len);
+	}
+	struct shim_name *n = arena_alloc(sizeof *n + len + 1);
+	if (!n)
+		return 0;
+	n->hash = iop_hash64(text, len); /* what the wire says: XXH3 of the text */
+	n->kind = kind;
+	n->len = (uint32_t)len;
+	memcpy(n->text, text, len);
+	n->text[len] = 0;
+	names[id] = n;
+	index_tab[h].hash = hash;
+	index_tab[h].id = id;
+	index_used++;
+	atomic_store_explicit(&n_names, id + 1, memory_order_release);
+	return id;
+}
+
+static uint32_t intern(uint8_t kind, const char *text, size_t len)
+{
+	struct shim_thread *t = shim_self();
+	int was_busy = t ? t->busy : 0;
+	if (t)
+		t->busy = 1; /* a signal handler's I/O passes through meanwhile */
+	pthread_mutex_lock(&lock);
+	uint32_t id = intern_locked(kind, text, len);
+	pthread_mutex_unlock(&lock);
+	if (t)
+		t->busy = was_busy;
+	return id;
+}
+
+uint32_t shim_name_text(uint8_t kind, const char *text)
+{
+	return intern(kind, text, strlen(text));
+}
+
+uint32_t shim_name_path(const char *path)
+{
+	if (!path || !*path)
+		return 0;
+	char buf[IOP_NAME_MAX + 2];
+	size_t len = strlen(path), at = 0;
+	if (path[0] != '/') {
+		int saved = errno;
+		long r = syscall(SYS_getcwd, buf, sizeof buf);
+		errno = saved;
+		if (r <= 0)
+			return 0;
+		at = strlen(buf);
+		buf[at++] = '/';
+	}
+	if (at + len >= sizeof buf)
+		return 0;
+	memcpy(buf + at, path, len + 1);
+	len = normalise(buf, at + len);
+	if (is_excluded(buf, len))
+		return 0;
+	return intern(IOP_NAME_FILE, buf, len);
+}
+
+/* ------------------------------------------------------------ fds */
+
+static uint32_t classify(int fd)
+{
+	static const char *const std[] = {"<stdin>", "<stdout>", "<stderr>"};
+	if (fd <= 2)
+		return shim_name_text(IOP_NAME_FILE, std[fd]);
+	struct stat st;
+	if (syscall(SYS_fstat, fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+		return 0;
+	char link[32], path[IOP_NAME_MAX + 1];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	long n = syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof path - 1);
+	if (n <= 0 || path[0] != '/')
+		return 0;
+	path[n] = 0;
+	return shim_name_path(path);
+}
+
+uint32_t shim_fd_file(int fd)
+{
+	if (SHIM_UNLIKELY(fd < 0 || fd >= FD_MAX || !fds))
+		return 0;
+	uint32_t f = atomic_load_explicit(&fds[fd].file, memory_order_relaxed);
+	if (SHIM_LIKELY(f != 0))
+		return f == FD_IGNORED ? 0 : f;
+	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
+		return 0;
+	struct shim_thread *t = shim_self();
+	if (!t || t->busy)
+		return 0;
+	int saved = errno;
+	t->busy = 1;
+	f = classify(fd);
+	uint64_t off = 0;
+	if (f) {
+		long pos = syscall(SYS_lseek, fd, 0, SEEK_CUR);
+		off = pos > 0 ? (uint64_t)pos : 0;
+	}
+	t->busy = 0;
+	errno = saved;
+	shim_fd_set(fd, f, off);
+	return f;
+}
+
+void shim_fd_set(int fd, uint32_t file, uint64_t offset)
+{
+	if (fd < 0 || fd >= FD_MAX || !fds)
+		return;
+	atomic_store_explicit(&fds[fd].offset, offset, memory_order_relaxed);
+	atomic_store_explicit(&fds[fd].file, file ? file : FD_IGNORED, memory_order_relaxed);
+}
+
+void shim_fd_clear(int fd)
+{
+	if (fd >= 0 && fd < FD_MAX && fds)
+		atomic_store_explicit(&fds[fd].file, 0, memory_order_relaxed);
+}
+
+uint64_t shim_fd_offset(int fd)
+{
+	if (fd < 0 || fd >= FD_MAX || !fds)
+		return 0;
+	return atomic_load_explicit(&fds[fd].offset, memory_order_relaxed);
+}
+
+void shim_fd_advance(int fd, uint64_t to)
+{
+	if (fd >= 0 && fd < FD_MAX && fds)
+		atomic_store_explicit(&fds[fd].offset, to, memory_order_relaxed);
+}

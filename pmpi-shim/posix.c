@@ -1,0 +1,595 @@
+/* POSIX layer: libc's file I/O entry points. Each wrapper looks up the
+ * file (by fd or path), and when it is watched times the real call and
+ * records it; otherwise it only calls through. Offsets of read/write come
+ * from the shim's own per-fd position (kept by read, write and lseek), as
+ * Darshan does, so recording costs no extra system call. */
+#include <aio.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+/* File id of a path when this call may be recorded; 0 otherwise (shim
+ * off, inside the shim, excluded path). Cheap when the shim is off. */
+static inline uint32_t watch_path(const char *path)
+{
+	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
+		return 0;
+	struct shim_thread *t = shim_self();
+	if (!t || t->busy)
+		return 0;
+	return shim_name_path(path);
+}
+
+/* A path that names its file without a directory fd. Not inline in the
+ * wrappers: libc declares their path nonnull, but callers may pass NULL. */
+static bool plain_path(int dirfd, const char *path)
+{
+	return dirfd == AT_FDCWD || (path && path[0] == '/');
+}
+
+/* ------------------------------------------------------------ open, close */
+
+static int opened(struct shim_call *c, int fd)
+{
+	if (fd >= 0)
+		shim_fd_set(fd, c->file, 0);
+	shim_end_meta(c, fd >= 0);
+	return fd;
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+#define OPEN_WRAPPER(name, op)                                                             \
+	SHIM_EXPORT int name(const char *path, int flags, ...)                             \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		va_list ap;                                                                \
+		va_start(ap, flags);                                                       \
+		mode_t mode = mode_arg(flags, ap);                                         \
+		va_end(ap);                                                                \
+		struct shim_call c;                                                        \
+		uint32_t file = watch_path(path);                                          \
+		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, op, file))                   \
+			return real_##name(path, flags, mode);                             \
+		return opened(&c, real_##name(path, flags, mode));                         \
+	}
+
+OPEN_WRAPPER(open, IOP_OP_OPEN)
+OPEN_WRAPPER(open64, IOP_OP_OPEN)
+
+#define OPEN2_WRAPPER(name)                                                                \
+	int name(const char *path, int flags);                                             \
+	SHIM_EXPORT int name(const char *path, int flags)                                  \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		struct shim_call c;                                                        \
+		uint32_t file = watch_path(path);                                          \
+		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_OPEN, file))          \
+			return real_##name(path, flags);                                   \
+		return opened(&c, real_##name(path, flags));                               \
+	}
+
+OPEN2_WRAPPER(__open_2)
+OPEN2_WRAPPER(__open64_2)
+
+/* A path relative to a directory fd: recorded once the fd is open, when its
+ * /proc link names it. */
+#define OPENAT_WRAPPER(name)                                                               \
+	SHIM_EXPORT int name(int dirfd, const char *path, int flags, ...)                  \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		va_list ap;                                                                \
+		va_start(ap, flags);                                                       \
+		mode_t mode = mode_arg(flags, ap);                                         \
+		va_end(ap);                                                                \
+		struct shim_call c;                                                        \
+		bool plain = plain_path(dirfd, path);                                      \
+		uint32_t file = plain ? watch_path(path) : 0;                              \
+		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_OPEN, file)) {        \
+			int fd = real_##name(dirfd, path, flags, mode);                    \
+			if (fd >= 0 && !plain)                                             \
+				shim_fd_clear(fd); /* classify on first use */             \
+			return fd;                                                         \
+		}                                                                          \
+		return opened(&c, real_##name(dirfd, path, flags, mode));                  \
+	}
+
+OPENAT_WRAPPER(openat)
+OPENAT_WRAPPER(openat64)
+
+#define CREAT_WRAPPER(name)                                                                \
+	SHIM_EXPORT int name(const char *path, mode_t mode)                                \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		struct shim_call c;                                                        \
+		uint32_t file = watch_path(path);                                          \
+		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_CREATE, file))        \
+			return real_##name(path, mode);                                    \
+		return opened(&c, real_##name(path, mode));                                \
+	}
+
+CREAT_WRAPPER(creat)
+CREAT_WRAPPER(creat64)
+
+/* mkstemp and friends fill in the name: record after the call. */
+static int made_temp(int fd, uint64_t t0, const char *tmpl)
+{
+	struct shim_call c;
+	uint32_t file = fd >= 0 ? watch_path(tmpl) : 0;
+	if (file && shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_CREATE, file)) {
+		c.t0 = t0;
+		opened(&c, fd);
+	} else if (fd >= 0) {
+		shim_fd_set(fd, 0, 0);
+	}
+	return fd;
+}
+
+SHIM_EXPORT int mkstemp(char *tmpl)
+{
+	SHIM_REAL(mkstemp);
+	uint64_t t0 = shim_ticks();
+	return made_temp(real_mkstemp(tmpl), t0, tmpl);
+}
+
+SHIM_EXPORT int mkostemp(char *tmpl, int flags)
+{
+	SHIM_REAL(mkostemp);
+	uint64_t t0 = shim_ticks();
+	return made_temp(real_mkostemp(tmpl, flags), t0, tmpl);
+}
+
+SHIM_EXPORT int mkstemps(char *tmpl, int suffixlen)
+{
+	SHIM_REAL(mkstemps);
+	uint64_t t0 = shim_ticks();
+	return made_temp(real_mkstemps(tmpl, suffixlen), t0, tmpl);
+}
+
+SHIM_EXPORT int mkostemps(char *tmpl, int suffixlen, int flags)
+{
+	SHIM_REAL(mkostemps);
+	uint64_t t0 = shim_ticks();
+	return made_temp(real_mkostemps(tmpl, suffixlen, flags), t0, tmpl);
+}
+
+SHIM_EXPORT int close(int fd)
+{
+	SHIM_REAL(close);
+	struct shim_call c;
+	uint32_t file = shim_fd_file(fd);
+	shim_fd_clear(fd); /* before: once closed, another thread may reuse fd */
+	if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_CLOSE, file))
+		return real_close(fd);
+	int r = real_close(fd);
+	shim_end_meta(&c, r == 0);
+	return r;
+}
+
+/* ------------------------------------------------------------ transfers */
+
+/* read/write/readv/writev: at the shim's idea of the fd's position. */
+#define SEQ_IO(op, call)                                                                   \
+	struct shim_call c;                                                                \
+	uint32_t file = shim_fd_file(fd);                                                  \
+	if (!file || !shim_begin(&c, IOP_LAYER_POSIX, op, file))                           \
+		return call;                                                               \
+	uint64_t pos_ = shim_fd_offset(fd);                                                \
+	ssize_t r = call;                                                                  \
+	if (r > 0)                                                                         \
+		shim_fd_advance(fd, pos_ + (uint64_t)r);                                   \
+	shim_end_io(&c, r, pos_, true);                                                    \
+	return r;
+
+/* pread/pwrite and the p*v forms: at an explicit offset. */
+#define AT_IO(op, call, offset)                                                            \
+	struct shim_call c;                                                                \
+	uint32_t file = shim_fd_file(fd);                                                  \
+	if (!file || !shim_begin(&c, IOP_LAYER_POSIX, op, file))                           \
+		return call;                                                               \
+	ssize_t r = call;                                                                  \
+	shim_end_io(&c, r, (uint64_t)(offset), true);                                      \
+	return r;
+
+SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	SHIM_REAL(read);
+	SEQ_IO(IOP_OP_READ, real_read(fd, buf, n))
+}
+
+SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	SHIM_REAL(write);
+	SEQ_IO(IOP_OP_WRITE, real_write(fd, buf, n))
+}
+
+SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	SHIM_REAL(readv);
+	SEQ_IO(IOP_OP_READ, real_readv(fd, iov, n))
+}
+
+SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	SHIM_REAL(writev);
+	SEQ_IO(IOP_OP_WRITE, real_writev(fd, iov, n))
+}
+
+SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	SHIM_REAL(pread);
+	AT_IO(IOP_OP_READ, real_pread(fd, buf, n, off), off)
+}
+
+SHIM_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	SHIM_REAL(pread64);
+	AT_IO(IOP_OP_READ, real_pread64(fd, buf, n, off), off)
+}
+
+SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	SHIM_REAL(pwrite);
+	AT_IO(IOP_OP_WRITE, real_pwrite(fd, buf, n, off), off)
+}
+
+SHIM_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	SHIM_REAL(pwrite64);
+	AT_IO(IOP_OP_WRITE, real_pwrite64(fd, buf, n, off), off)
+}
+
+SHIM_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
+{
+	SHIM_REAL(preadv);
+	AT_IO(IOP_OP_READ, real_preadv(fd, iov, n, off), off)
+}
+
+SHIM_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int n, off64_t off)
+{
+	SHIM_REAL(preadv64);
+	AT_IO(IOP_OP_READ, real_preadv64(fd, iov, n, off), off)
+}
+
+SHIM_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+	SHIM_REAL(pwritev);
+	AT_IO(IOP_OP_WRITE, real_pwritev(fd, iov, n, off), off)
+}
+
+SHIM_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int n, off64_t off)
+{
+	SHIM_REAL(pwritev64);
+	AT_IO(IOP_OP_WRITE, real_pwritev64(fd, iov, n, off), off)
+}
+
+/* The v2 forms take offset -1 for "the current position". */
+#define V2_IO(op, call, off)                                                               \
+	if ((off) == -1) {                                                                 \
+		SEQ_IO(op, call)                                                           \
+	} else {                                                                           \
+		AT_IO(op, call, off)                                                       \
+	}
+
+SHIM_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags)
+{
+	SHIM_REAL(preadv2);
+	V2_IO(IOP_OP_READ, real_preadv2(fd, iov, n, off, flags), off)
+}
+
+SHIM_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int n, off64_t off, int flags)
+{
+	SHIM_REAL(preadv64v2);
+	V2_IO(IOP_OP_READ, real_preadv64v2(fd, iov, n, off, flags), off)
+}
+
+SHIM_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int n, off_t off, int flags)
+{
+	SHIM_REAL(pwritev2);
+	V2_IO(IOP_OP_WRITE, real_pwritev2(fd, iov, n, off, flags), off)
+}
+
+SHIM_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int n, off64_t off, int flags)
+{
+	SHIM_REAL(pwritev64v2);
+	V2_IO(IOP_OP_WRITE, real_pwritev64v2(fd, iov, n, off, flags), off)
+}
+
+/* ------------------------------------------------------------ fd metadata */
+
+#define FD_META(op, type, call, ok_expr)                                                   \
+	struct shim_call c;                                                                \
+	uint32_t file = shim_fd_file(fd);                                                  \
+	if (!file || !shim_begin(&c, IOP_LAYER_POSIX, op, file))                           \
+		return call;                                                               \
+	type r = call;                                                                     \
+	shim_end_meta(&c, ok_expr);                                                        \
+	return r;
+
+#define SEEK_WRAPPER(name, off_type)                                                       \
+	SHIM_EXPORT off_type name(int fd, off_type off, int whence)                        \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		struct shim_call c;                                                        \
+		uint32_t file = shim_fd_file(fd);                                          \
+		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_SEEK, file))          \
+			return real_##name(fd, off, whence);                               \
+		off_type r = real_##name(fd, off, whence);                                 \
+		if (r >= 0)                                                                \
+			shim_fd_advance(fd, (uint64_t)r);                                  \
+		struct shim_result res = {.offset = (uint64_t)r, .flags = IOP_EV_OFFSET};  \
+		if (r < 0)                                                                 \
+			res = (struct shim_result){.err = errno, .flags = IOP_EV_ERROR};   \
+		shim_end(&c, &res);                                                        \
+		return r;                                                                  \
+	}
+
+SEEK_WRAPPER(lseek, off_t)
+SEEK_WRAPPER(lseek64, off64_t)
+
+SHIM_EXPORT int fsync(int fd)
+{
+	SHIM_REAL(fsync);
+	FD_META(IOP_OP_SYNC, int, real_fsync(fd), r == 0)
+}
+
+SHIM_EXPORT int fdatasync(int fd)
+{
+	SHIM_REAL(fdatasync);
+	FD_META(IOP_OP_SYNC, int, real_fdatasync(fd), r == 0)
+}
+
+SHIM_EXPORT int ftruncate(int fd, off_t len)
+{
+	SHIM_REAL(ftruncate);
+	FD_META(IOP_OP_TRUNCATE, int, real_ftruncate(fd, len), r == 0)
+}
+
+SHIM_EXPORT int ftruncate64(int fd, off64_t len)
+{
+	SHIM_REAL(ftruncate64);
+	FD_META(IOP_OP_TRUNCATE, int, real_ftruncate64(fd, len), r == 0)
+}
+
+SHIM_EXPORT int fstat(int fd, struct stat *st)
+{
+	SHIM_REAL(fstat);
+	FD_META(IOP_OP_STAT, int, real_fstat(fd, st), r == 0)
+}
+
+SHIM_EXPORT int fstat64(int fd, struct stat64 *st)
+{
+	SHIM_REAL(fstat64);
+	FD_META(IOP_OP_STAT, int, real_fstat64(fd, st), r == 0)
+}
+
+int __fxstat(int ver, int fd, struct stat *st);
+SHIM_EXPORT int __fxstat(int ver, int fd, struct stat *st)
+{
+	SHIM_REAL(__fxstat);
+	FD_META(IOP_OP_STAT, int, real___fxstat(ver, fd, st), r == 0)
+}
+
+int __fxstat64(int ver, int fd, struct stat64 *st);
+SHIM_EXPORT int __fxstat64(int ver, int fd, struct stat64 *st)
+{
+	SHIM_REAL(__fxstat64);
+	FD_META(IOP_OP_STAT, int, real___fxstat64(ver, fd, st), r == 0)
+}
+
+/* dup: the new fd is the same open file, at the same position. */
+static int duped(struct shim_call *c, bool rec, int fd, int nfd, uint32_t file)
+{
+	if (nfd >= 0)
+		shim_fd_set(nfd, file, shim_fd_offset(fd));
+	if (rec)
+		shim_end_meta(c, nfd >= 0);
+	return nfd;
+}
+
+#define DUP_BEGIN                                                                          \
+	struct shim_call c;                                                                \
+	uint32_t file = shim_fd_file(fd);                                                  \
+	bool rec = file && shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_DUP, file);
+
+SHIM_EXPORT int dup(int fd)
+{
+	SHIM_REAL(dup);
+	DUP_BEGIN
+	return duped(&c, rec, fd, real_dup(fd), file);
+}
+
+SHIM_EXPORT int dup2(int fd, int nfd)
+{
+	SHIM_REAL(dup2);
+	DUP_BEGIN
+	if (nfd != fd)
+		shim_fd_clear(nfd);
+	return duped(&c, rec, fd, real_dup2(fd, nfd), file);
+}
+
+SHIM_EXPORT int dup3(int fd, int nfd, int flags)
+{
+	SHIM_REAL(dup3);
+	DUP_BEGIN
+	shim_fd_clear(nfd);
+	return duped(&c, rec, fd, real_dup3(fd, nfd, flags), file);
+}
+
+SHIM_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	SHIM_REAL(fcntl);
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *); /* every fcntl argument fits a pointer */
+	va_end(ap);
+	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
+		return real_fcntl(fd, cmd, arg);
+	DUP_BEGIN
+	return duped(&c, rec, fd, real_fcntl(fd, cmd, arg), file);
+}
+
+SHIM_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	SHIM_REAL(fcntl64);
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
+		return real_fcntl64(fd, cmd, arg);
+	DUP_BEGIN
+	return duped(&c, rec, fd, real_fcntl64(fd, cmd, arg), file);
+}
+
+#define MMAP_WRAPPER(name, off_type)                                                       \
+	SHIM_EXPORT void *name(void *addr, size_t len, int prot, int flags, int fd,        \
+			       off_type off)                                               \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		struct shim_call c;                                                        \
+		uint32_t file = fd >= 0 && !(flags & MAP_ANONYMOUS) ? shim_fd_file(fd) : 0; \
+		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_MMAP, file))          \
+			return real_##name(addr, len, prot, flags, fd, off);               \
+		void *r = real_##name(addr, len, prot, flags, fd, off);                    \
+		struct shim_result res = {.bytes = len, .offset = (uint64_t)off,           \
+					  .flags = IOP_EV_BYTES | IOP_EV_OFFSET};          \
+		if (r == MAP_FAILED)                                                       \
+			res = (struct shim_result){.err = errno, .flags = IOP_EV_ERROR};   \
+		shim_end(&c, &res);                                                        \
+		return r;                                                                  \
+	}
+
+MMAP_WRAPPER(mmap, off_t)
+MMAP_WRAPPER(mmap64, off64_t)
+
+/* ------------------------------------------------------------ path metadata */
+
+#define PATH_META(op, path, call)                                                          \
+	struct shim_call c;                                                                \
+	uint32_t file = watch_path(path);                                                  \
+	if (!file || !shim_begin(&c, IOP_LAYER_POSIX, op, file))                           \
+		return call;                                                               \
+	int r = call;                                                                      \
+	shim_end_meta(&c, r == 0);                                                         \
+	return r;
+
+SHIM_EXPORT int stat(const char *path, struct stat *st)
+{
+	SHIM_REAL(stat);
+	PATH_META(IOP_OP_STAT, path, real_stat(path, st))
+}
+
+SHIM_EXPORT int stat64(const char *path, struct stat64 *st)
+{
+	SHIM_REAL(stat64);
+	PATH_META(IOP_OP_STAT, path, real_stat64(path, st))
+}
+
+SHIM_EXPORT int lstat(const char *path, struct stat *st)
+{
+	SHIM_REAL(lstat);
+	PATH_META(IOP_OP_STAT, path, real_lstat(path, st))
+}
+
+SHIM_EXPORT int lstat64(const char *path, struct stat64 *st)
+{
+	SHIM_REAL(lstat64);
+	PATH_META(IOP_OP_STAT, path, real_lstat64(path, st))
+}
+
+int __xstat(int ver, const char *path, struct stat *st);
+SHIM_EXPORT int __xstat(int ver, const char *path, struct stat *st)
+{
+	SHIM_REAL(__xstat);
+	PATH_META(IOP_OP_STAT, path, real___xstat(ver, path, st))
+}
+
+int __xstat64(int ver, const char *path, struct stat64 *st);
+SHIM_EXPORT int __xstat64(int ver, const char *path, struct stat64 *st)
+{
+	SHIM_REAL(__xstat64);
+	PATH_META(IOP_OP_STAT, path, real___xstat64(ver, path, st))
+}
+
+int __lxstat(int ver, const char *path, struct stat *st);
+SHIM_EXPORT int __lxstat(int ver, const char *path, struct stat *st)
+{
+	SHIM_REAL(__lxstat);
+	PATH_META(IOP_OP_STAT, path, real___lxstat(ver, path, st))
+}
+
+int __lxstat64(int ver, const char *path, struct stat64 *st);
+SHIM_EXPORT int __lxstat64(int ver, const char *path, struct stat64 *st)
+{
+	SHIM_REAL(__lxstat64);
+	PATH_META(IOP_OP_STAT, path, real___lxstat64(ver, path, st))
+}
+
+/* *at forms: recorded when the path does not depend on a directory fd. */
+#define AT_PATH(dirfd, path) (plain_path(dirfd, path) ? (path) : NULL)
+
+SHIM_EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	SHIM_REAL(fstatat);
+	PATH_META(IOP_OP_STAT, AT_PATH(dirfd, path), real_fstatat(dirfd, path, st, flags))
+}
+
+SHIM_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+	SHIM_REAL(fstatat64);
+	PATH_META(IOP_OP_STAT, AT_PATH(dirfd, path), real_fstatat64(dirfd, path, st, flags))
+}
+
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags);
+SHIM_EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags)
+{
+	SHIM_REAL(__fxstatat);
+	PATH_META(IOP_OP_STAT, AT_PATH(dirfd, path), real___fxstatat(ver, dirfd, path, st, flags))
+}
+
+SHIM_EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *st)
+{
+	SHIM_REAL(statx);
+	PATH_META(IOP_OP_STAT, AT_PATH(dirfd, path), real_statx(dirfd, path, flags, mask, st))
+}
+
+SHIM_EXPORT int unlink(const char *path)
+{
+	SHIM_REAL(unlink);
+	PATH_META(IOP_OP_UNLINK, path, real_unlink(path))
+}
+
+SHIM_EXPORT int rename(const char *from, const char *to)
+{
+	SHIM_REAL(rename);
+	PATH_META(IOP_OP_RENAME, from, real_rename(from, to))
+}
+
+SHIM_EXPORT int mkdir(const char *path, mode_t mode)
+{
+	SHIM_REAL(mkdir);
+	PATH_META(IOP_OP_MKDIR, path, real_mkdir(path, mode))
+}
+
+SHIM_EXPORT int rmdir(const char *path)
+{
+	SHIM_REAL(rmdir);
+	PATH_META(IOP_OP_RMDIR, path, real_rmdir(path))
+}
+
+SHIM_EXPORT int access(const char *path, int mode)
+{
+	SHIM_REAL(access);
+	PATH_META(IOP_OP_ACCESS, path, real_access(path, mode))
+}

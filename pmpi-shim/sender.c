@@ -1,0 +1,423 @@
+/* The sender thread: every interval (10 ms by default) it drains the thread
+ * rings, keeps the cumulative counters, and sends frames over a nanomsg PUSH
+ * socket with NN_DONTWAIT, so the application never waits on the monitor. A
+ * frame the socket refuses is counted (send_failures; its events as
+ * dropped) and its counters and names are sent again with the next one, so
+ * totals stay exact. The last frame goes out from shim_finish() with a short
+ * bounded wait, acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set. */
+#include <nanomsg/nn.h>
+#include <nanomsg/pipeline.h>
+#include <nanomsg/reqrep.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "names.h"
+#include "sender_api.h"
+#include "shim.h"
+
+#define STAGE     4096
+#define FRAME_CAP (64 * 1024)
+#define CELLS     (IOP_LAYER__COUNT * IOP_CLASS__COUNT)
+
+struct cum {
+	uint64_t ops, bytes, ns, errors;
+	uint8_t dirty;
+};
+
+static struct {
+	int sock;
+	pthread_t thread;
+	bool running;
+	_Atomic int stop;
+	pthread_mutex_t cycle_lock; /* the thread and shim_finish never build at once */
+	struct iop_clock clk;
+	uint64_t seq;
+	uint32_t announced; /* next name id to announce */
+	struct cum *cum;    /* [file id * CELLS + layer * 3 + class] */
+	uint32_t cum_files;
+	uint32_t *dirty;    /* indexes into cum */
+	uint32_t n_dirty, dirty_cap;
+	struct iop_event stage[STAGE];
+	unsigned n_stage;
+	bool final_sent;
+	uint64_t lost_events, send_failures, retired_events, retired_dropped, retired_ticks;
+	uint8_t frame[FRAME_CAP];
+} S = {.sock = -1, .announced = 1, .cycle_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *map(size_t len)
+{
+	void *m = (void *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* Counter cell for (file, layer, class), grown on demand; NULL when memory
+ * runs out (then that file's counters are folded into file 0's). */
+static struct cum *cell(uint32_t file, unsigned layer, unsigned cls)
+{
+	if (file >= S.cum_files) {
+		uint32_t n = S.cum_files ? S.cum_files : 1024;
+		while (n <= file)
+			n *= 2;
+		struct cum *c = map((size_t)n * CELLS * sizeof *c);
+		if (!c)
+			return file ? cell(0, layer, cls) : NULL;
+		if (S.cum) {
+			memcpy(c, S.cum, (size_t)S.cum_files * CELLS * sizeof *c);
+			syscall(SYS_munmap, S.cum, (size_t)S.cum_files * CELLS * sizeof *c);
+		}
+		S.cum = c;
+		S.cum_files = n;
+	}
+	uint32_t i = file * CELLS + layer * IOP_CLASS__COUNT + cls;
+	struct cum *c = &S.cum[i];
+	if (!c->dirty) {
+		if (S.n_dirty == S.dirty_cap) {
+			uint32_t cap = S.dirty_cap ? S.dirty_cap * 2 : 4096;
+			uint32_t *d = map(cap * sizeof *d);
+			if (!d)
+				return c; /* counted, sent with the final frame */
+			if (S.dirty) {
+				memcpy(d, S.dirty, S.n_dirty * sizeof *d);
+				syscall(SYS_munmap, S.dirty, S.dirty_cap * sizeof *d);
+			}
+			S.dirty = d;
+			S.dirty_cap = cap;
+		}
+		S.dirty[S.n_dirty++] = i;
+		c->dirty = 1;
+	}
+	return c;
+}
+
+static void count(uint32_t file, unsigned layer, unsigned cls, uint64_t ops, uint64_t bytes,
+		  uint64_t ns, uint64_t errors)
+{
+	struct cum *c = cell(file, layer, cls);
+	if (c) {
+		c->ops += ops;
+		c->bytes += bytes;
+		c->ns += ns;
+		c->errors += errors;
+	}
+}
+
+/* Moves events from one ring to the stage, converting ticks to ns. */
+static void drain(struct shim_thread *t)
+{
+	uint64_t head = atomic_load_explicit(&t->pub_head, memory_order_acquire);
+	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+	while (tail < head && S.n_stage < STAGE) {
+		struct iop_event *ev = &S.stage[S.n_stage++];
+		*ev = t->ring[tail & (SHIM_RING - 1)];
+		tail++;
+		ev->end_ns = iop_clock_ns(&S.clk, ev->end_ns);
+		ev->dur_ns = iop_clock_dur_ns(&S.clk, ev->dur_ns);
+		if (ev->dur_ns > ev->end_ns)
+			ev->dur_ns = ev->end_ns;
+		if (ev->flags & IOP_EV_CHILDREN)
+			ev->child_ns = iop_clock_dur_ns(&S.clk, ev->child_ns);
+		count(ev->file, ev->layer, iop_op_class(ev->op), 1, ev->bytes, ev->dur_ns,
+		      (ev->flags & IOP_EV_ERROR) != 0);
+	}
+	atomic_store_explicit(&t->tail, tail, memory_order_release);
+}
+
+/* Adds what full rings dropped since the last look to the counters. */
+static void fold_drops(struct shim_thread *t)
+{
+	for (unsigned i = 0; i < SHIM_DROP_MAX; i++) {
+		struct shim_drop_cell *d = &t->drops[i];
+		uint32_t key = atomic_load_explicit(&d->key, memory_order_acquire);
+		if (!key)
+			continue;
+		uint64_t v[4] = {atomic_load_explicit(&d->ops, memory_order_relaxed),
+				 atomic_load_explicit(&d->bytes, memory_order_relaxed),
+				 atomic_load_explicit(&d->ticks, memory_order_relaxed),
+				 atomic_load_explicit(&d->errors, memory_order_relaxed)};
+		uint64_t *seen = t->drops_seen[i];
+		if (v[0] == seen[0])
+			continue;
+		key--;
+		count(key >> 4, (key >> 2) & 3, key & 3, v[0] - seen[0], v[1] - seen[1],
+		      iop_clock_dur_ns(&S.clk, v[2] - seen[2]), v[3] - seen[3]);
+		memcpy(seen, v, sizeof v);
+	}
+}
+
+/* Drains every ring; frees the state of threads that exited and are empty
+ * (not the list head, which an exiting thread may be racing to replace). */
+static void collect(void)
+{
+	struct shim_thread *prev = NULL;
+	for (struct shim_thread *t = atomic_load(&shim.threads); t;) {
+		drain(t);
+		fold_drops(t);
+		struct shim_thread *next = t->next;
+		bool empty = atomic_load(&t->tail) == atomic_load(&t->pub_head);
+		if (prev && empty && atomic_load_explicit(&t->dead, memory_order_acquire)) {
+			prev->next = next;
+			S.retired_events += atomic_load(&t->pub_head);
+			S.retired_dropped += atomic_load(&t->dropped);
+			S.retired_ticks += atomic_load(&t->shim_ticks);
+			syscall(SYS_munmap, t, sizeof *t);
+		} else {
+			prev = t;
+		}
+		t = next;
+	}
+}
+
+static void stats(struct iop_stats *st)
+{
+	uint64_t events = S.retired_events, dropped = S.retired_dropped, ticks = S.retired_ticks;
+	for (struct shim_thread *t = atomic_load(&shim.threads); t; t = t->next) {
+		uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+		events += atomic_load_explicit(&t->pub_head, memory_order_relaxed) + d;
+		dropped += d;
+		ticks += atomic_load_explicit(&t->shim_ticks, memory_order_relaxed);
+	}
+	st->events = events;
+	st->dropped = dropped + S.lost_events;
+	st->shim_ns = iop_clock_dur_ns(&S.clk, ticks);
+	st->send_failures = S.send_failures;
+}
+
+static void add_inflight(struct iop_frame_enc *e)
+{
+	for (struct shim_thread *t = atomic_load(&shim.threads); t; t = t->next) {
+		uint64_t start = atomic_load_explicit(&t->if_start, memory_order_acquire);
+		if (!start || atomic_load_explicit(&t->dead, memory_order_relaxed))
+			continue;
+		uint32_t what = atomic_load_explicit(&t->if_what, memory_order_relaxed);
+		struct iop_inflight f = {
+			.start_ns = iop_clock_ns(&S.clk, start),
+			.bytes = atomic_load_explicit(&t->if_bytes, memory_order_relaxed),
+			.thread = t->tid, .file = atomic_load_explicit(&t->if_file, memory_order_relaxed),
+			.layer = (uint8_t)(what >> 6), .op = (uint8_t)(what & 63)};
+		if (iop_enc_inflight(e, &f) != IOP_OK)
+			return;
+	}
+}
+
+/* Builds one frame from what is pending. *names_to and *counters_in say
+ * what it holds, to commit once it is sent. */
+static enum iop_err build(bool final, size_t *len, uint32_t *names_to, uint32_t *counters_in,
+			  unsigned *events_in)
+{
+	struct iop_frame_hdr h = {.job_id = shim.job_id, .seq = S.seq, .node_id = shim.node_id,
+				  .rank = shim.rank, .pid = (uint32_t)getpid(),
+				  .base_ns = S.n_stage ? S.stage[0].end_ns : iop_real_ns()};
+	struct iop_stats st;
+	stats(&st);
+	struct iop_frame_enc e;
+	enum iop_err err = iop_enc_begin(&e, S.frame, sizeof S.frame, &h, &st);
+	uint32_t id = S.announced, n_names = shim_names_count();
+	for (; err == IOP_OK && id < n_names; id++) {
+		const struct shim_name *n = shim_name_get(id);
+		struct iop_name rec = {.kind = n->kind, .id = id, .hash = n->hash, .text = n->text,
+				       .len = n->len};
+		err = iop_enc_name(&e, &rec);
+	}
+	*names_to = err == IOP_OK ? id : id - 1;
+	uint32_t k = 0;
+	for (; err == IOP_OK && k < S.n_dirty; k++) {
+		uint32_t i = S.dirty[k];
+		struct iop_counter c = {.file = i / CELLS, .layer = (uint8_t)(i % CELLS / IOP_CLASS__COUNT),
+					.cls = (uint8_t)(i % IOP_CLASS__COUNT), .ops = S.cum[i].ops,
+					.bytes = S.cum[i].bytes, .time_ns = S.cum[i].ns,
+					.errors = S.cum[i].errors};
+		err = iop_enc_counter(&e, &c);
+	}
+	*counters_in = err == IOP_OK ? k : k - 1;
+	if (err == IOP_OK)
+		add_inflight(&e);
+	unsigned n = 0;
+	while (err == IOP_OK && n < S.n_stage && (err = iop_enc_event(&e, &S.stage[n])) == IOP_OK)
+		n++;
+	*events_in = n;
+	if (err != IOP_OK && err != IOP_ERR_FULL)
+		return err;
+	bool everything = *names_to == n_names && *counters_in == S.n_dirty && n == S.n_stage;
+	if (final && everything)
+		iop_enc_set_flags(&e, IOP_FRAME_FINAL);
+	return iop_enc_finish(&e, &shim.key, len);
+}
+
+/* What a sent frame held is done with. */
+static void commit(uint32_t names_to, uint32_t counters_in, unsigned events_in)
+{
+	S.announced = names_to;
+	for (uint32_t k = 0; k < counters_in; k++)
+		S.cum[S.dirty[k]].dirty = 0;
+	memmove(S.dirty, S.dirty + counters_in, (S.n_dirty - counters_in) * sizeof *S.dirty);
+	S.n_dirty -= counters_in;
+	memmove(S.stage, S.stage + events_in, (S.n_stage - events_in) * sizeof *S.stage);
+	S.n_stage -= events_in;
+	S.seq++;
+}
+
+/* Sends frames until nothing is pending (or max frames); false when the
+ * socket refused one. */
+static bool cycle(bool final, int flags, unsigned max)
+{
+	for (unsigned f = 0; f < max; f++) {
+		collect();
+		if (!final && !S.n_stage && !S.n_dirty && S.announced == shim_names_count())
+			return true;
+		size_t len;
+		uint32_t names_to, counters_in;
+		unsigned events_in;
+		if (build(final, &len, &names_to, &counters_in, &events_in) != IOP_OK)
+			return false;
+		if (nn_send(S.sock, S.frame, len, flags) != (int)len) {
+			/* Refused: these events are lost (counted); names and counters
+			 * stay pending, so the next frame carries them. */
+			S.send_failures++;
+			S.lost_events += events_in;
+			memmove(S.stage, S.stage + events_in, (S.n_stage - events_in) * sizeof *S.stage);
+			S.n_stage -= events_in;
+			return false;
+		}
+		bool last = final && (iop_load_u16le(S.frame + 6) & IOP_FRAME_FINAL);
+		commit(names_to, counters_in, events_in);
+		if (last) {
+			S.final_sent = true;
+			return true;
+		}
+	}
+	return true;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void *sender_main(void *arg)
+{
+	shim_thread_mark_internal();
+	while (!atomic_load(&S.stop)) {
+		sleep_ms(shim.interval_ms);
+		pthread_mutex_lock(&S.cycle_lock);
+		cycle(false, NN_DONTWAIT, 64);
+		pthread_mutex_unlock(&S.cycle_lock);
+	}
+	return NULL;
+}
+
+static int start_socket_and_thread(void);
+
+int shim_sender_start(void)
+{
+	/* Ticks stamped before calibration ends are converted after it. */
+	if (shim.use_tsc) {
+		if (!iop_clock_init_tsc(&S.clk, 20))
+			iop_warn("TSC calibration was inconsistent (%.0f Hz); timings may be off",
+				 S.clk.tsc_hz);
+	} else {
+		iop_clock_init_mono(&S.clk);
+	}
+	/* nanomsg's worker thread and ours inherit this mask: signals go to the
+	 * application's threads, never to a thread holding the shim's locks. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int started = start_socket_and_thread();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return started;
+}
+
+static int start_socket_and_thread(void)
+{
+	S.sock = nn_socket(AF_SP, NN_PUSH);
+	if (S.sock < 0 || nn_connect(S.sock, shim.addr) < 0) {
+		iop_warn("cannot connect to collector %s (%s): not monitoring", shim.addr,
+			 nn_strerror(nn_errno()));
+		if (S.sock >= 0)
+			nn_close(S.sock);
+		S.sock = -1;
+		return -1;
+	}
+	int sndbuf = 4 << 20;
+	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDBUF, &sndbuf, sizeof sndbuf);
+	if (pthread_create(&S.thread, NULL, sender_main, NULL) != 0) {
+		nn_close(S.sock);
+		S.sock = -1;
+		return -1;
+	}
+	S.running = true;
+	return 0;
+}
+
+/* The last frame over REQ/REP, so that its arrival is known. */
+static bool send_final_acked(unsigned wait_ms)
+{
+	int req = nn_socket(AF_SP, NN_REQ);
+	if (req < 0)
+		return false;
+	int ms = (int)wait_ms;
+	nn_setsockopt(req, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+	nn_setsockopt(req, NN_SOL_SOCKET, NN_RCVTIMEO, &ms, sizeof ms);
+	bool ok = false;
+	if (nn_connect(req, shim.final_addr) >= 0) {
+		int saved_sock = S.sock;
+		S.sock = req;
+		/* one request, one reply: the rest already went over PUSH */
+		ok = cycle(true, 0, 1) && S.final_sent;
+		S.sock = saved_sock;
+		char *reply = NULL;
+		ok = ok && nn_recv(req, &reply, NN_MSG, 0) >= 0;
+		if (reply)
+			nn_freemsg(reply);
+	}
+	nn_close(req);
+	return ok;
+}
+
+void shim_sender_stop_and_flush(unsigned wait_ms)
+{
+	if (!S.running)
+		return;
+	atomic_store(&S.stop, 1);
+	pthread_join(S.thread, NULL); /* it sleeps at most one interval */
+	S.running = false;
+	pthread_mutex_lock(&S.cycle_lock);
+	int ms = (int)wait_ms;
+	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+	bool acked = false;
+	if (shim.final_addr[0]) {
+		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
+		acked = send_final_acked(wait_ms);
+	}
+	if (!acked && !S.final_sent && cycle(true, 0, 1024)) {
+		/* nanomsg has no linger: give its I/O thread a moment to write
+		 * what was accepted (a refused send means no collector: no wait). */
+		sleep_ms(wait_ms < 50 ? wait_ms : 50);
+	}
+	pthread_mutex_unlock(&S.cycle_lock);
+	nn_close(S.sock);
+	S.sock = -1;
+}
+
+void shim_flush(void)
+{
+	if (!S.running)
+		return;
+	struct shim_thread *t = shim_self();
+	int was = t ? t->busy : 0;
+	if (t)
+		t->busy = 1;
+	pthread_mutex_lock(&S.cycle_lock);
+	cycle(false, NN_DONTWAIT, 1024);
+	pthread_mutex_unlock(&S.cycle_lock);
+	if (t)
+		t->busy = was;
+}

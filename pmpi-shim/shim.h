@@ -1,0 +1,235 @@
+/* Internal interface of libiopulse.so, shared by the core (core.c, thread.c,
+ * names.c, sender.c) and the layers (posix.c, stdio.c, mpiio.c, hdf5.c).
+ *
+ * A wrapper is boring on purpose:
+ *
+ *	ssize_t write(int fd, const void *buf, size_t n)
+ *	{
+ *		SHIM_REAL(write);
+ *		struct shim_call c;
+ *		uint32_t file = shim_fd_file(fd);
+ *		if (!shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_WRITE, file))
+ *			return real_write(fd, buf, n);
+ *		ssize_t r = real_write(fd, buf, n);
+ *		shim_end_io(&c, r, ...);
+ *		return r;
+ *	}
+ *
+ * shim_begin() says whether to record (the shim is active, this thread is
+ * not inside the shim already, the file is one we watch) and stamps the
+ * start; shim_end_*() stamps the end and puts the event in the thread's ring.
+ * Neither changes errno. Nothing here takes a lock or allocates on the way
+ * of an I/O call, except the first call of a thread (its state is mapped)
+ * and opening a file not seen before (its name is interned). */
+#ifndef IOP_SHIM_H
+#define IOP_SHIM_H
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "events.h"
+#include "frame.h"
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+#define SHIM_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define SHIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Declares real_NAME, resolved on first use with dlsym(RTLD_NEXT). The type
+ * is the wrapper's own: __typeof__(NAME) needs a prior declaration, which
+ * the libc / MPI / HDF5 headers give. */
+#define SHIM_REAL(name)                                                                    \
+	static __typeof__(name) *real_##name;                                              \
+	if (SHIM_UNLIKELY(!real_##name))                                                   \
+		real_##name = (__typeof__(name) *)shim_resolve(#name)
+
+/* Looks a symbol up in the libraries after the shim; never NULL for libc
+ * symbols. For optional symbols use shim_resolve_opt (NULL when absent). */
+void *shim_resolve(const char *name);
+void *shim_resolve_opt(const char *name);
+
+/* ------------------------------------------------------------ state */
+
+#define SHIM_RING     8192 /* events per thread ring (power of two) */
+#define SHIM_DEPTH    8    /* nested calls tracked per thread */
+#define SHIM_DROP_MAX 64   /* (file, layer, class) cells for dropped events */
+
+enum { SHIM_OFF = 0, SHIM_ON = 1 };
+
+/* One nested call in progress: what its children add up to. */
+struct shim_frame {
+	uint64_t call_id; /* 0 until a child needs it */
+	uint64_t child_bytes;
+	uint64_t child_ticks;
+	uint32_t child_ops;
+};
+
+/* Totals of events a full ring could not take: still counted exactly. */
+struct shim_drop_cell {
+	_Atomic uint32_t key; /* file << 4 | layer << 2 | class, +1; 0 = free */
+	_Atomic uint64_t ops, bytes, ticks, errors; /* ticks: durations, unconverted */
+};
+
+struct shim_thread {
+	/* producer side, touched on every call */
+	int busy;       /* inside the shim (or a thread of the shim): pass through */
+	uint32_t tid;   /* index, from 1 */
+	unsigned depth; /* calls in progress on this thread */
+	uint64_t next_call;
+	uint64_t head;  /* next slot to write; published to the sender */
+	_Atomic uint64_t pub_head;
+	struct shim_frame stack[SHIM_DEPTH];
+	/* in-flight slot: the outermost call in progress */
+	_Atomic uint64_t if_start; /* ticks, 0 = idle */
+	_Atomic uint32_t if_what;  /* layer << 6 | op */
+	_Atomic uint32_t if_file;
+	_Atomic uint64_t if_bytes;
+	_Atomic uint64_t dropped;    /* events recorded = pub_head + dropped */
+	_Atomic uint64_t shim_ticks; /* sampled time spent in the shim */
+	struct shim_drop_cell drops[SHIM_DROP_MAX];
+	/* consumer side (the sender's) */
+	_Atomic uint64_t tail;
+	uint64_t drops_seen[SHIM_DROP_MAX][4]; /* drop cell values already counted */
+	_Atomic int dead; /* the thread exited; the sender frees it once drained */
+	struct shim_thread *next;
+	struct iop_event ring[SHIM_RING];
+};
+
+struct shim_global {
+	_Atomic int state;   /* SHIM_ON while recording */
+	bool use_tsc;        /* ticks are TSC cycles (else CLOCK_MONOTONIC ns) */
+	uint32_t rank, node_id;
+	uint64_t job_id;
+	struct iop_key key;
+	char addr[256];      /* where frames go (nanomsg URL) */
+	char final_addr[256];/* REQ/REP address for the acknowledged last frame, or "" */
+	unsigned interval_ms;
+	_Atomic(struct shim_thread *) threads;
+	_Atomic uint32_t n_threads;
+};
+
+extern struct shim_global shim;
+
+static inline uint64_t shim_ticks(void)
+{
+#if defined(__x86_64__)
+	if (SHIM_LIKELY(shim.use_tsc))
+		return __rdtsc();
+#endif
+	return iop_mono_ns();
+}
+
+/* This thread's state, created on first use; NULL when it cannot be. */
+struct shim_thread *shim_thread_slow(void);
+extern __thread struct shim_thread *shim_self_tls __attribute__((tls_model("initial-exec")));
+
+static inline struct shim_thread *shim_self(void)
+{
+	struct shim_thread *t = shim_self_tls;
+	return SHIM_LIKELY(t != NULL) ? t : shim_thread_slow();
+}
+
+/* Marks the calling thread as the shim's own: never recorded. */
+void shim_thread_mark_internal(void);
+
+/* ------------------------------------------------------------ names */
+
+/* Id of a file by path (made absolute and normalised lexically), interned
+ * on first sight; 0 when the path is excluded (system directories, see
+ * docs/shim.md) or cannot be made absolute. */
+uint32_t shim_name_path(const char *path);
+/* Id of a name of another kind (dataset, pseudo-file like "<stdout>"). */
+uint32_t shim_name_text(uint8_t kind, const char *text);
+
+/* File id of a file descriptor: classified on first use (regular files and
+ * block devices by path, fds 0-2 as "<stdin>"/"<stdout>"/"<stderr>"), 0
+ * when the fd is not watched (sockets, pipes, excluded paths). */
+uint32_t shim_fd_file(int fd);
+/* After open/creat/dup: fd now means file (0 = not watched), at offset. */
+void shim_fd_set(int fd, uint32_t file, uint64_t offset);
+/* After close. */
+void shim_fd_clear(int fd);
+/* The shim's idea of an fd's offset (for read/write without one). */
+uint64_t shim_fd_offset(int fd);
+void shim_fd_advance(int fd, uint64_t to);
+
+/* ------------------------------------------------------------ calls */
+
+struct shim_call {
+	struct shim_thread *t;
+	uint64_t t0;
+	uint32_t file;
+	uint8_t layer, op;
+};
+
+static inline bool shim_begin(struct shim_call *c, unsigned layer, unsigned op, uint32_t file)
+{
+	if (SHIM_UNLIKELY(atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON))
+		return false;
+	struct shim_thread *t = shim_self();
+	if (SHIM_UNLIKELY(!t || t->busy || t->depth >= SHIM_DEPTH))
+		return false;
+	c->t = t;
+	c->file = file;
+	c->layer = (uint8_t)layer;
+	c->op = (uint8_t)op;
+	struct shim_frame *f = &t->stack[t->depth];
+	f->call_id = 0;
+	f->child_ops = 0;
+	f->child_bytes = f->child_ticks = 0;
+	c->t0 = shim_ticks();
+	if (t->depth++ == 0) {
+		atomic_store_explicit(&t->if_what, layer << 6 | op, memory_order_relaxed);
+		atomic_store_explicit(&t->if_file, file, memory_order_relaxed);
+		atomic_store_explicit(&t->if_start, c->t0, memory_order_release);
+	}
+	return true;
+}
+
+/* What a call did, for shim_end(). */
+struct shim_result {
+	uint64_t bytes;  /* with IOP_EV_BYTES */
+	uint64_t offset; /* with IOP_EV_OFFSET */
+	int err;         /* errno when the call failed (IOP_EV_ERROR) */
+	uint8_t flags;   /* IOP_EV_BYTES, IOP_EV_OFFSET, IOP_EV_ERROR */
+};
+
+void shim_end(struct shim_call *c, const struct shim_result *r);
+
+/* The common cases. A transfer that returned r (< 0: failed with errno). */
+static inline void shim_end_io(struct shim_call *c, int64_t r, uint64_t offset, bool has_offset)
+{
+	struct shim_result res = {.offset = offset, .flags = has_offset ? IOP_EV_OFFSET : 0};
+	if (r < 0) {
+		res.err = errno;
+		res.flags |= IOP_EV_ERROR;
+	} else {
+		res.bytes = (uint64_t)r;
+		res.flags |= IOP_EV_BYTES;
+	}
+	shim_end(c, &res);
+}
+
+/* A call that succeeded when ok (else failed with errno); no bytes. */
+static inline void shim_end_meta(struct shim_call *c, bool ok)
+{
+	struct shim_result res = {.err = ok ? 0 : errno, .flags = ok ? 0 : IOP_EV_ERROR};
+	shim_end(c, &res);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+/* Sends what is pending and a FINAL frame, then stops recording. Called at
+ * exit, MPI_Finalize and fatal signals; idempotent. */
+void shim_finish(const char *why);
+/* MPI_Init told us our rank. */
+void shim_set_rank(uint32_t rank);
+
+/* Sender (sender.c). */
+int shim_sender_start(void);
+void shim_sender_stop_and_flush(unsigned wait_ms);
+
+#endif

@@ -1,0 +1,316 @@
+/* STDIO layer. A stream is watched when its descriptor is (fileno), so a
+ * stream and the fd under it share one file row; writes to stdout and
+ * stderr show as "<stdout>" and "<stderr>". glibc's stdio calls the kernel
+ * through internal functions, not through the POSIX wrappers, so stdio
+ * calls are not double counted; for the same reason fopen and fclose keep
+ * the fd table up to date themselves. Offsets are not reported (ftell would
+ * cost a lock per call). The _chk forms are what _FORTIFY_SOURCE builds call. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shim.h"
+
+static inline uint32_t stream_file(FILE *f)
+{
+	if (SHIM_UNLIKELY(!f || atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON))
+		return 0;
+	return shim_fd_file(fileno_unlocked(f));
+}
+
+static inline uint32_t watch_path(const char *path)
+{
+	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
+		return 0;
+	struct shim_thread *t = shim_self();
+	return t && !t->busy ? shim_name_path(path) : 0;
+}
+
+/* Records a transfer of bytes (failed when failed, errno then set). */
+static inline void end_transfer(struct shim_call *c, uint64_t bytes, bool failed)
+{
+	struct shim_result res = {.bytes = bytes, .flags = IOP_EV_BYTES};
+	if (failed)
+		res = (struct shim_result){.err = errno, .flags = IOP_EV_ERROR};
+	shim_end(c, &res);
+}
+
+#define STREAM_BEGIN(op, passthrough)                                                      \
+	struct shim_call c;                                                                \
+	uint32_t file = stream_file(f);                                                    \
+	if (!file || !shim_begin(&c, IOP_LAYER_STDIO, op, file))                           \
+		return passthrough;
+
+/* ------------------------------------------------------------ open, close */
+
+static FILE *opened(struct shim_call *c, FILE *f)
+{
+	if (f)
+		shim_fd_set(fileno_unlocked(f), c->file, 0);
+	shim_end_meta(c, f != NULL);
+	return f;
+}
+
+#define FOPEN_WRAPPER(name)                                                                \
+	SHIM_EXPORT FILE *name(const char *path, const char *mode)                         \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		struct shim_call c;                                                        \
+		uint32_t file = watch_path(path);                                          \
+		if (!file || !shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_OPEN, file))          \
+			return real_##name(path, mode);                                    \
+		return opened(&c, real_##name(path, mode));                                \
+	}
+
+FOPEN_WRAPPER(fopen)
+FOPEN_WRAPPER(fopen64)
+
+#define FREOPEN_WRAPPER(name)                                                              \
+	SHIM_EXPORT FILE *name(const char *path, const char *mode, FILE *f)                \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		if (f)                                                                     \
+			shim_fd_clear(fileno_unlocked(f));                                 \
+		struct shim_call c;                                                        \
+		uint32_t file = path ? watch_path(path) : 0;                               \
+		if (!file || !shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_OPEN, file))          \
+			return real_##name(path, mode, f);                                 \
+		return opened(&c, real_##name(path, mode, f));                             \
+	}
+
+FREOPEN_WRAPPER(freopen)
+FREOPEN_WRAPPER(freopen64)
+
+SHIM_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	SHIM_REAL(fdopen);
+	struct shim_call c;
+	uint32_t file = shim_fd_file(fd);
+	if (!file || !shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_DUP, file))
+		return real_fdopen(fd, mode);
+	FILE *f = real_fdopen(fd, mode);
+	shim_end_meta(&c, f != NULL);
+	return f;
+}
+
+SHIM_EXPORT int fclose(FILE *f)
+{
+	SHIM_REAL(fclose);
+	struct shim_call c;
+	uint32_t file = stream_file(f);
+	if (f)
+		shim_fd_clear(fileno_unlocked(f)); /* its close is internal to libc */
+	if (!file || !shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_CLOSE, file))
+		return real_fclose(f);
+	int r = real_fclose(f);
+	shim_end_meta(&c, r == 0);
+	return r;
+}
+
+SHIM_EXPORT int fflush(FILE *f)
+{
+	SHIM_REAL(fflush);
+	STREAM_BEGIN(IOP_OP_SYNC, real_fflush(f))
+	int r = real_fflush(f);
+	shim_end_meta(&c, r == 0);
+	return r;
+}
+
+/* ------------------------------------------------------------ transfers */
+
+SHIM_EXPORT size_t fread(void *p, size_t size, size_t n, FILE *f)
+{
+	SHIM_REAL(fread);
+	STREAM_BEGIN(IOP_OP_READ, real_fread(p, size, n, f))
+	size_t r = real_fread(p, size, n, f);
+	end_transfer(&c, (uint64_t)r * size, r == 0 && n && size && ferror_unlocked(f));
+	return r;
+}
+
+size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *f);
+SHIM_EXPORT size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *f)
+{
+	SHIM_REAL(__fread_chk);
+	STREAM_BEGIN(IOP_OP_READ, real___fread_chk(p, plen, size, n, f))
+	size_t r = real___fread_chk(p, plen, size, n, f);
+	end_transfer(&c, (uint64_t)r * size, r == 0 && n && size && ferror_unlocked(f));
+	return r;
+}
+
+SHIM_EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *f)
+{
+	SHIM_REAL(fwrite);
+	STREAM_BEGIN(IOP_OP_WRITE, real_fwrite(p, size, n, f))
+	size_t r = real_fwrite(p, size, n, f);
+	end_transfer(&c, (uint64_t)r * size, r < n && size && ferror_unlocked(f));
+	return r;
+}
+
+SHIM_EXPORT char *fgets(char *s, int n, FILE *f)
+{
+	SHIM_REAL(fgets);
+	STREAM_BEGIN(IOP_OP_READ, real_fgets(s, n, f))
+	char *r = real_fgets(s, n, f);
+	end_transfer(&c, r ? strlen(r) : 0, !r && ferror_unlocked(f));
+	return r;
+}
+
+char *__fgets_chk(char *s, size_t size, int n, FILE *f);
+SHIM_EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *f)
+{
+	SHIM_REAL(__fgets_chk);
+	STREAM_BEGIN(IOP_OP_READ, real___fgets_chk(s, size, n, f))
+	char *r = real___fgets_chk(s, size, n, f);
+	end_transfer(&c, r ? strlen(r) : 0, !r && ferror_unlocked(f));
+	return r;
+}
+
+SHIM_EXPORT int fgetc(FILE *f)
+{
+	SHIM_REAL(fgetc);
+	STREAM_BEGIN(IOP_OP_READ, real_fgetc(f))
+	int r = real_fgetc(f);
+	end_transfer(&c, r != EOF, r == EOF && ferror_unlocked(f));
+	return r;
+}
+
+SHIM_EXPORT int fputs(const char *s, FILE *f)
+{
+	SHIM_REAL(fputs);
+	STREAM_BEGIN(IOP_OP_WRITE, real_fputs(s, f))
+	int r = real_fputs(s, f);
+	end_transfer(&c, r >= 0 ? strlen(s) : 0, r < 0);
+	return r;
+}
+
+SHIM_EXPORT int fputc(int ch, FILE *f)
+{
+	SHIM_REAL(fputc);
+	STREAM_BEGIN(IOP_OP_WRITE, real_fputc(ch, f))
+	int r = real_fputc(ch, f);
+	end_transfer(&c, r != EOF, r == EOF);
+	return r;
+}
+
+SHIM_EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap)
+{
+	SHIM_REAL(vfprintf);
+	STREAM_BEGIN(IOP_OP_WRITE, real_vfprintf(f, fmt, ap))
+	int r = real_vfprintf(f, fmt, ap);
+	end_transfer(&c, r > 0 ? (uint64_t)r : 0, r < 0);
+	return r;
+}
+
+SHIM_EXPORT int fprintf(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vfprintf(f, fmt, ap); /* the wrapper above records it */
+	va_end(ap);
+	return r;
+}
+
+int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap);
+SHIM_EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap)
+{
+	SHIM_REAL(__vfprintf_chk);
+	STREAM_BEGIN(IOP_OP_WRITE, real___vfprintf_chk(f, flag, fmt, ap))
+	int r = real___vfprintf_chk(f, flag, fmt, ap);
+	end_transfer(&c, r > 0 ? (uint64_t)r : 0, r < 0);
+	return r;
+}
+
+int __fprintf_chk(FILE *f, int flag, const char *fmt, ...);
+SHIM_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = __vfprintf_chk(f, flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* fscanf: counted as a read; how many bytes it consumed is not known. */
+SHIM_EXPORT int fscanf(FILE *f, const char *fmt, ...)
+{
+	SHIM_REAL(vfscanf);
+	va_list ap;
+	va_start(ap, fmt);
+	struct shim_call c;
+	uint32_t file = stream_file(f);
+	bool rec = file && shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_READ, file);
+	int r = real_vfscanf(f, fmt, ap);
+	va_end(ap);
+	if (rec)
+		shim_end_meta(&c, !(r == EOF && ferror_unlocked(f)));
+	return r;
+}
+
+/* ------------------------------------------------------------ positioning */
+
+#define SEEK_LIKE(op, type, call, ok_expr)                                                 \
+	STREAM_BEGIN(op, call)                                                             \
+	type r = call;                                                                     \
+	shim_end_meta(&c, ok_expr);                                                        \
+	return r;
+
+SHIM_EXPORT int fseek(FILE *f, long off, int whence)
+{
+	SHIM_REAL(fseek);
+	SEEK_LIKE(IOP_OP_SEEK, int, real_fseek(f, off, whence), r == 0)
+}
+
+SHIM_EXPORT int fseeko(FILE *f, off_t off, int whence)
+{
+	SHIM_REAL(fseeko);
+	SEEK_LIKE(IOP_OP_SEEK, int, real_fseeko(f, off, whence), r == 0)
+}
+
+SHIM_EXPORT int fseeko64(FILE *f, off64_t off, int whence)
+{
+	SHIM_REAL(fseeko64);
+	SEEK_LIKE(IOP_OP_SEEK, int, real_fseeko64(f, off, whence), r == 0)
+}
+
+SHIM_EXPORT long ftell(FILE *f)
+{
+	SHIM_REAL(ftell);
+	SEEK_LIKE(IOP_OP_TELL, long, real_ftell(f), r >= 0)
+}
+
+SHIM_EXPORT off_t ftello(FILE *f)
+{
+	SHIM_REAL(ftello);
+	SEEK_LIKE(IOP_OP_TELL, off_t, real_ftello(f), r >= 0)
+}
+
+SHIM_EXPORT off64_t ftello64(FILE *f)
+{
+	SHIM_REAL(ftello64);
+	SEEK_LIKE(IOP_OP_TELL, off64_t, real_ftello64(f), r >= 0)
+}
+
+SHIM_EXPORT int fsetpos(FILE *f, const fpos_t *pos)
+{
+	SHIM_REAL(fsetpos);
+	SEEK_LIKE(IOP_OP_SEEK, int, real_fsetpos(f, pos), r == 0)
+}
+
+SHIM_EXPORT int fsetpos64(FILE *f, const fpos64_t *pos)
+{
+	SHIM_REAL(fsetpos64);
+	SEEK_LIKE(IOP_OP_SEEK, int, real_fsetpos64(f, pos), r == 0)
+}
+
+SHIM_EXPORT void rewind(FILE *f)
+{
+	SHIM_REAL(rewind);
+	struct shim_call c;
+	uint32_t file = stream_file(f);
+	if (!file || !shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_SEEK, file)) {
+		real_rewind(f);
+		return;
+	}
+	real_rewind(f);
+	shim_end_meta(&c, true);
+}

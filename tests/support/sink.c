@@ -1,0 +1,593 @@
+/* iop-sink: a real receiver for the shim's integration tests. It binds a
+ * nanomsg PULL socket, decodes every message as a frame with the job key,
+ * and when it stops (enough FINAL frames, an idle gap, an overall timeout or
+ * a signal) writes one JSON document that says what arrived: per process,
+ * per file, per rank and per layer, counters beside event totals, so a test
+ * script can check the shim's claims ("counters equal the sum of the events
+ * once drained", "every POSIX child links to its MPI-IO parent") with jq or
+ * jansson instead of trusting the collector under test.
+ *
+ *   iop-sink --url URL --key HEX32 [--out FILE] [--expect-final N]
+ *            [--idle-ms MS] [--timeout-s S] [--ready FILE]
+ *
+ * Nothing is capped: every table grows with the data, so memory is bounded
+ * by what was received (a frame's decode arrays by the largest frame). The
+ * JSON writer is in sink_json.c; what both share is in sink.h. Exit status:
+ * 0 when the document was written, 1 on a runtime failure, 2 on bad usage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <nanomsg/nn.h>
+#include <nanomsg/pipeline.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "hash.h"
+#include "sink.h"
+
+#define SLICE_MS 50 /* receive timeout: how often stop conditions are looked at */
+/* Larger messages than this are dropped by nanomsg (it closes the sender's
+ * connection); above IOP_FRAME_MAX_LEN so that slightly oversized frames
+ * still arrive and are counted as OVERSIZED or INCONSISTENT. */
+#define RCV_MAX_BYTES (2 * IOP_FRAME_MAX_LEN)
+#define LOG_REJECTS   10 /* rejections logged one by one, then only counted */
+
+/* Smallest record sizes (docs/wire-format.md, "counts need more bytes than
+ * P at their smallest"): a frame of P payload bytes holds at most P / size
+ * records of a kind, which bounds the decode arrays by the message. */
+enum { MIN_NAME_BYTES = 12, MIN_COUNTER_BYTES = 6, MIN_INFLIGHT_BYTES = 5 };
+
+static volatile sig_atomic_t stop_signal;
+
+/* ------------------------------------------------- growable keyed tables */
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 8;
+	while (n < need)
+		n *= 2;
+	void *q = reallocarray(p, n, size);
+	if (q)
+		*cap = n;
+	return q;
+}
+
+static size_t map_slot(const struct sink_map *m, uint64_t key)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15u;
+	size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
+	while (m->val[i] && m->key[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+uint32_t sink_map_get(const struct sink_map *m, uint64_t key)
+{
+	return m->cap ? m->val[map_slot(m, key)] : 0;
+}
+
+static enum iop_err map_rehash(struct sink_map *m)
+{
+	struct sink_map b = {.cap = m->cap ? 2 * m->cap : 16};
+	b.key = calloc(b.cap, sizeof *b.key);
+	b.val = calloc(b.cap, sizeof *b.val);
+	if (!b.key || !b.val) {
+		free(b.key);
+		free(b.val);
+		return IOP_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->val[i])
+			continue;
+		size_t j = map_slot(&b, m->key[i]);
+		b.key[j] = m->key[i];
+		b.val[j] = m->val[i];
+	}
+	b.n = m->n;
+	free(m->key);
+	free(m->val);
+	*m = b;
+	return IOP_OK;
+}
+
+enum iop_err sink_map_put(struct sink_map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 4 > m->cap * 3) {
+		enum iop_err err = map_rehash(m);
+		if (err != IOP_OK)
+			return err;
+	}
+	size_t i = map_slot(m, key);
+	m->n += !m->val[i];
+	m->key[i] = key;
+	m->val[i] = val;
+	return IOP_OK;
+}
+
+void sink_map_free(struct sink_map *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+void *sink_table_get(const struct sink_table *t, uint64_t key)
+{
+	uint32_t v = sink_map_get(&t->map, key);
+	return v ? sink_table_at(t, v - 1) : NULL;
+}
+
+void *sink_table_find(struct sink_table *t, uint64_t key)
+{
+	void *rec = sink_table_get(t, key);
+	if (rec || t->n >= UINT32_MAX - 1)
+		return rec;
+	void *q = grow(t->rec, &t->cap, t->n + 1, t->size);
+	if (!q)
+		return NULL;
+	t->rec = q;
+	if (sink_map_put(&t->map, key, (uint32_t)t->n + 1) != IOP_OK)
+		return NULL;
+	rec = sink_table_at(t, t->n++);
+	memset(rec, 0, t->size);
+	return rec;
+}
+
+void sink_table_free(struct sink_table *t)
+{
+	sink_map_free(&t->map);
+	free(t->rec);
+	t->rec = NULL;
+	t->n = t->cap = 0;
+}
+
+/* ------------------------------------------------------- names and files */
+
+/* Files are keyed by a hash of (kind, text); on the rare collision of two
+ * different names the next key is tried, the same way on lookup. */
+enum iop_err sink_file_intern(struct sink *s, uint8_t kind, const char *text, uint32_t len,
+                              uint64_t hash, uint32_t *idx)
+{
+	uint64_t key = iop_hash64(text, len) ^ ((uint64_t)kind << 56);
+	for (;; key++) {
+		uint32_t v = sink_map_get(&s->files.map, key);
+		if (!v)
+			break;
+		struct sink_file *f = sink_table_at(&s->files, v - 1);
+		if (f->kind == kind && f->len == len && memcmp(f->path, text, len) == 0) {
+			*idx = v - 1;
+			return IOP_OK;
+		}
+	}
+	char *copy = strndup(text, len);
+	struct sink_file *f = copy ? sink_table_find(&s->files, key) : NULL;
+	if (!f) {
+		free(copy);
+		return IOP_ERR_NOMEM;
+	}
+	f->path = copy;
+	f->len = len;
+	f->kind = kind;
+	f->hash = hash;
+	f->last_proc = SIZE_MAX;
+	*idx = (uint32_t)(s->files.n - 1);
+	return IOP_OK;
+}
+
+static enum iop_err take_names(struct sink *s, struct sink_proc *p, const struct iop_frame_out *o)
+{
+	for (uint32_t i = 0; i < o->frame.n_names; i++) {
+		const struct iop_name *n = &o->names[i];
+		struct sink_name *ref;
+		uint32_t idx;
+		if (sink_file_intern(s, n->kind, n->text, n->len, n->hash, &idx) != IOP_OK ||
+		    !(ref = sink_table_find(&p->names, n->id)))
+			return IOP_ERR_NOMEM;
+		ref->file = idx; /* a later binding of the same id replaces */
+	}
+	return IOP_OK;
+}
+
+/* ------------------------------------------------ counters, events, calls */
+
+static uint64_t cell_key(uint32_t file, unsigned layer, unsigned cls)
+{
+	return (uint64_t)file << 4 | layer << 2 | cls;
+}
+
+static enum iop_err take_counters(struct sink_proc *p, const struct iop_frame_out *o)
+{
+	uint64_t seq = o->frame.hdr.seq;
+	for (uint32_t i = 0; i < o->frame.n_counters; i++) {
+		const struct iop_counter *k = &o->counters[i];
+		struct sink_cell *c =
+		    sink_table_find(&p->cells, cell_key(k->file, k->layer, k->cls));
+		if (!c)
+			return IOP_ERR_NOMEM;
+		if (c->has_counter && c->counter_seq > seq)
+			continue; /* cumulative: an older frame's value is stale */
+		c->key = cell_key(k->file, k->layer, k->cls);
+		c->v.c_ops = k->ops;
+		c->v.c_bytes = k->bytes;
+		c->v.c_time = k->time_ns;
+		c->v.c_err = k->errors;
+		c->counter_seq = seq;
+		c->has_counter = true;
+	}
+	return IOP_OK;
+}
+
+/* Children name their parent's call_id, parents carry what their children
+ * should add up to; both are matched after the last frame. */
+static enum iop_err take_nesting(struct sink_proc *p, const struct iop_event *ev, uint64_t bytes)
+{
+	struct sink_call *call;
+	if (ev->flags & IOP_EV_PARENT) {
+		if (!(call = sink_table_find(&p->calls, ev->parent_id)))
+			return IOP_ERR_NOMEM;
+		p->children++;
+		call->got_ops++;
+		call->got_bytes += bytes;
+	}
+	if (ev->flags & IOP_EV_CHILDREN) {
+		if (!(call = sink_table_find(&p->calls, ev->call_id)))
+			return IOP_ERR_NOMEM;
+		p->parents++;
+		call->dup_parent |= call->is_parent;
+		call->is_parent = true;
+		call->want_ops += ev->child_ops;
+		call->want_bytes += ev->child_bytes;
+	}
+	return IOP_OK;
+}
+
+static enum iop_err take_events(struct sink *s, struct sink_proc *p, const struct iop_frame_out *o,
+                                uint64_t *last_end)
+{
+	for (uint32_t i = 0; i < o->frame.n_events; i++) {
+		const struct iop_event *ev = &o->events[i];
+		enum iop_class cls = iop_op_class(ev->op);
+		uint64_t key = cell_key(ev->file, ev->layer, cls);
+		uint64_t bytes = ev->flags & IOP_EV_BYTES ? ev->bytes : 0;
+		struct sink_cell *c = sink_table_find(&p->cells, key);
+		if (!c)
+			return IOP_ERR_NOMEM;
+		c->key = key;
+		c->v.e_ops++;
+		c->v.e_bytes += bytes;
+		c->v.e_err += (ev->flags & IOP_EV_ERROR) != 0;
+		if (iop_hist_record(&s->lat[ev->layer], ev->dur_ns) == IOP_ERR_NOMEM)
+			return IOP_ERR_NOMEM; /* INVAL: a bucket is full; the count says it */
+		if (take_nesting(p, ev, bytes) != IOP_OK)
+			return IOP_ERR_NOMEM;
+		if (ev->end_ns > *last_end)
+			*last_end = ev->end_ns;
+	}
+	s->events += o->frame.n_events;
+	return IOP_OK;
+}
+
+/* An in-flight call's age is measured against the newest time the frame
+ * knows: its last event's end, or its base time. */
+static void take_inflight(struct sink *s, const struct iop_frame_out *o, uint64_t last_end)
+{
+	uint64_t ref = last_end > o->frame.hdr.base_ns ? last_end : o->frame.hdr.base_ns;
+	for (uint32_t i = 0; i < o->frame.n_inflight; i++) {
+		uint64_t start = o->inflight[i].start_ns;
+		uint64_t age = ref > start ? ref - start : 0;
+		if (age > s->inflight_max_age)
+			s->inflight_max_age = age;
+	}
+	s->inflight_reports += o->frame.n_inflight;
+}
+
+/* Header bookkeeping; false for a replayed seq, which is not used. */
+static bool take_header(struct sink *s, struct sink_proc *p, const struct iop_frame_out *o,
+                        enum iop_err *err)
+{
+	const struct iop_frame_hdr *h = &o->frame.hdr;
+	*err = IOP_OK;
+	if (sink_map_get(&p->seqs, h->seq)) {
+		p->dup_frames++;
+		s->dup_frames++;
+		return false;
+	}
+	if ((*err = sink_map_put(&p->seqs, h->seq, 1)) != IOP_OK)
+		return false;
+	if (p->frames == 0 || h->seq < p->first_seq)
+		p->first_seq = h->seq;
+	if (p->frames == 0 || h->seq >= p->last_seq) {
+		p->last_seq = h->seq;
+		p->rank = h->rank;
+		p->stats = o->frame.stats;
+	}
+	p->frames++;
+	s->frames++;
+	if (h->flags & IOP_FRAME_FINAL) {
+		p->final = true;
+		s->final_frames++;
+	}
+	return true;
+}
+
+static enum iop_err take_frame(struct sink *s, const struct iop_frame_out *o)
+{
+	const struct iop_frame_hdr *h = &o->frame.hdr;
+	struct sink_proc *p = sink_table_find(&s->procs, (uint64_t)h->node_id << 32 | h->pid);
+	enum iop_err err;
+	if (!p)
+		return IOP_ERR_NOMEM;
+	p->node_id = h->node_id;
+	p->pid = h->pid;
+	p->cells.size = sizeof(struct sink_cell);
+	p->calls.size = sizeof(struct sink_call);
+	p->names.size = sizeof(struct sink_name);
+	if (!take_header(s, p, o, &err))
+		return err;
+	uint64_t last_end = 0;
+	if ((err = take_names(s, p, o)) != IOP_OK || (err = take_counters(p, o)) != IOP_OK ||
+	    (err = take_events(s, p, o, &last_end)) != IOP_OK)
+		return err;
+	take_inflight(s, o, last_end);
+	return IOP_OK;
+}
+
+/* ------------------------------------------------------------- receiving */
+
+/* Makes the decode arrays as large as a message of len bytes could need. */
+static enum iop_err fit_decoder(struct sink *s, size_t len)
+{
+	struct iop_frame_out *o = &s->out;
+	size_t plen = len > IOP_FRAME_OVERHEAD ? len - IOP_FRAME_OVERHEAD : 0;
+	if (plen > IOP_FRAME_MAX_PAYLOAD)
+		plen = IOP_FRAME_MAX_PAYLOAD; /* the decoder rejects anything longer */
+	size_t names = plen / MIN_NAME_BYTES, counters = plen / MIN_COUNTER_BYTES;
+	size_t inflight = plen / MIN_INFLIGHT_BYTES, events = plen / IOP_EVENT_MIN_BYTES;
+	names = names > UINT16_MAX ? UINT16_MAX : names;
+	counters = counters > UINT16_MAX ? UINT16_MAX : counters;
+	inflight = inflight > UINT16_MAX ? UINT16_MAX : inflight;
+	void *a = grow(o->names, &o->names_cap, names, sizeof *o->names);
+	if (a)
+		o->names = a;
+	void *b = grow(o->counters, &o->counters_cap, counters, sizeof *o->counters);
+	if (b)
+		o->counters = b;
+	void *c = grow(o->inflight, &o->inflight_cap, inflight, sizeof *o->inflight);
+	if (c)
+		o->inflight = c;
+	void *d = grow(o->events, &o->events_cap, events, sizeof *o->events);
+	if (d)
+		o->events = d;
+	return a && b && c && d ? IOP_OK : IOP_ERR_NOMEM;
+}
+
+static enum iop_err take_message(struct sink *s, const uint8_t *msg, size_t len)
+{
+	if (fit_decoder(s, len) != IOP_OK)
+		return IOP_ERR_NOMEM;
+	enum iop_err err = iop_frame_decode(msg, len, &s->key, &s->out);
+	if (err == IOP_OK)
+		return take_frame(s, &s->out);
+	if (s->rejected[err]++ == 0 || s->n_rejected < LOG_REJECTS) {
+		struct iop_frame_hdr h;
+		if (iop_frame_peek(msg, len, &h) == IOP_OK)
+			fprintf(stderr, "iop-sink: rejected a frame of rank %u pid %u: %s\n",
+			        h.rank, h.pid, iop_errname(err));
+		else
+			fprintf(stderr, "iop-sink: rejected %zu bytes: %s\n", len,
+			        iop_errname(err));
+	}
+	s->n_rejected++;
+	return IOP_OK;
+}
+
+static bool elapsed(uint64_t since_ns, uint64_t now_ns, uint64_t limit_ms)
+{
+	return now_ns - since_ns >= limit_ms * 1000000u;
+}
+
+static enum iop_err receive(struct sink *s, int sock)
+{
+	uint64_t start = iop_mono_ns(), last = 0;
+	for (;;) {
+		uint64_t now = iop_mono_ns();
+		if (stop_signal)
+			s->stop_reason = "signal";
+		else if (s->opt.expect_final && s->final_frames >= s->opt.expect_final)
+			s->stop_reason = "expect_final";
+		else if (last && elapsed(last, now, s->opt.idle_ms))
+			s->stop_reason = "idle";
+		else if (elapsed(start, now, s->opt.timeout_s * 1000))
+			s->stop_reason = "timeout";
+		if (s->stop_reason)
+			return IOP_OK;
+		void *msg = NULL;
+		int n = nn_recv(sock, &msg, NN_MSG, 0);
+		if (n < 0) {
+			int e = nn_errno();
+			if (e == ETIMEDOUT || e == EAGAIN || e == EINTR)
+				continue;
+			fprintf(stderr, "iop-sink: receive: %s\n", nn_strerror(e));
+			return IOP_ERR_IO;
+		}
+		last = iop_mono_ns();
+		enum iop_err err = take_message(s, msg, (size_t)n);
+		nn_freemsg(msg);
+		if (err != IOP_OK) {
+			fprintf(stderr, "iop-sink: %s\n", iop_strerror(err));
+			return err;
+		}
+	}
+}
+
+/* The ready file says the socket is bound: senders may start. */
+static enum iop_err write_ready(const char *path, const char *url)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return IOP_ERR_IO;
+	size_t len = strlen(url);
+	bool ok = write(fd, url, len) == (ssize_t)len && write(fd, "\n", 1) == 1;
+	return close(fd) == 0 && ok ? IOP_OK : IOP_ERR_IO;
+}
+
+static int open_socket(const struct sink_opts *opt)
+{
+	int s = nn_socket(AF_SP, NN_PULL);
+	int timeo = SLICE_MS, maxsize = RCV_MAX_BYTES;
+	if (s < 0 || nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &timeo, sizeof timeo) < 0 ||
+	    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVMAXSIZE, &maxsize, sizeof maxsize) < 0 ||
+	    nn_bind(s, opt->url) < 0) {
+		fprintf(stderr, "iop-sink: cannot bind %s: %s\n", opt->url,
+		        nn_strerror(nn_errno()));
+		if (s >= 0)
+			nn_close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void usage(FILE *to)
+{
+	fprintf(to, "usage: iop-sink --url URL --key HEX32 [--out FILE] [--expect-final N]\n"
+	            "                [--idle-ms MS] [--timeout-s S] [--ready FILE]\n");
+}
+
+static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_opts(int argc, char **argv, struct sink_opts *opt, struct iop_key *key)
+{
+	static const struct option longopts[] = {{"url", required_argument, NULL, 'u'},
+	                                         {"key", required_argument, NULL, 'k'},
+	                                         {"out", required_argument, NULL, 'o'},
+	                                         {"expect-final", required_argument, NULL, 'f'},
+	                                         {"idle-ms", required_argument, NULL, 'i'},
+	                                         {"timeout-s", required_argument, NULL, 't'},
+	                                         {"ready", required_argument, NULL, 'r'},
+	                                         {"help", no_argument, NULL, 'h'},
+	                                         {NULL, 0, NULL, 0}};
+	bool have_key = false, ok = true;
+	int c;
+	*opt = (struct sink_opts){.idle_ms = 2000, .timeout_s = 120};
+	while (ok && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'u':
+			opt->url = optarg;
+			break;
+		case 'k':
+			ok = have_key = iop_key_from_hex(optarg, key) == IOP_OK;
+			break;
+		case 'o':
+			opt->out = optarg;
+			break;
+		case 'f':
+			ok = parse_u64(optarg, 0, UINT32_MAX, &opt->expect_final);
+			break;
+		case 'i':
+			ok = parse_u64(optarg, 1, 86400000, &opt->idle_ms);
+			break;
+		case 't':
+			ok = parse_u64(optarg, 1, 86400 * 365, &opt->timeout_s);
+			break;
+		case 'r':
+			opt->ready = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			ok = false;
+			break;
+		}
+		if (!ok && c != '?')
+			fprintf(stderr, "iop-sink: bad value '%s'%s\n", optarg,
+			        c == 'k' ? " (the key is 32 hex digits)" : "");
+	}
+	if (ok && (!opt->url || !have_key || optind != argc))
+		ok = false;
+	return ok;
+}
+
+/* ------------------------------------------------------------------- main */
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: wake nn_recv */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static void sink_free(struct sink *s)
+{
+	for (size_t i = 0; i < s->procs.n; i++) {
+		struct sink_proc *p = sink_table_at(&s->procs, i);
+		sink_table_free(&p->cells);
+		sink_table_free(&p->calls);
+		sink_table_free(&p->names);
+		sink_map_free(&p->seqs);
+	}
+	for (size_t i = 0; i < s->files.n; i++) {
+		struct sink_file *f = sink_table_at(&s->files, i);
+		free(f->path);
+		free(f->ranks);
+	}
+	sink_table_free(&s->procs);
+	sink_table_free(&s->files);
+	for (int l = 0; l < IOP_LAYER__COUNT; l++)
+		iop_hist_free(&s->lat[l]);
+	free(s->out.names);
+	free(s->out.counters);
+	free(s->out.inflight);
+	free(s->out.events);
+}
+
+int main(int argc, char **argv)
+{
+	static struct sink s = {
+	    .procs = {.size = sizeof(struct sink_proc)},
+	    .files = {.size = sizeof(struct sink_file)},
+	};
+	if (!parse_opts(argc, argv, &s.opt, &s.key)) {
+		usage(stderr);
+		return 2;
+	}
+	for (int l = 0; l < IOP_LAYER__COUNT; l++)
+		iop_hist_init(&s.lat[l]);
+	catch_signals();
+	int sock = open_socket(&s.opt);
+	if (sock < 0)
+		return 1;
+	enum iop_err err = IOP_OK;
+	if (s.opt.ready && (err = write_ready(s.opt.ready, s.opt.url)) != IOP_OK)
+		fprintf(stderr, "iop-sink: cannot create %s: %s\n", s.opt.ready, strerror(errno));
+	if (err == IOP_OK)
+		err = receive(&s, sock);
+	nn_close(sock);
+	if (err == IOP_OK && (err = sink_write_json(&s, s.opt.out)) != IOP_OK)
+		fprintf(stderr, "iop-sink: cannot write the summary: %s\n", iop_strerror(err));
+	sink_free(&s);
+	return err == IOP_OK ? 0 : 1;
+}
