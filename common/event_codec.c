@@ -8,6 +8,8 @@
 
 #include "event_codec.h"
 
+#define IOP_LIKELY(x) __builtin_expect(!!(x), 1)
+
 void iop_ev_pred_init(struct iop_ev_pred *p, uint64_t base_ns)
 {
 	memset(p, 0, sizeof *p);
@@ -82,7 +84,122 @@ uint8_t *iop_ev_store(uint8_t *out, struct iop_ev_pred *p, const struct iop_even
 	return q;
 }
 
+/* Unchecked varint read for the fast path: the caller has made sure that
+ * IOP_VARINT_MAX bytes are there. Sets *bad on an overlong encoding. */
+static inline uint64_t take_varint(const uint8_t **pp, bool *bad)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = *p & 0x7f;
+	if (IOP_LIKELY(*p++ < 0x80)) {
+		*pp = p;
+		return v;
+	}
+	for (unsigned shift = 7; shift < 63; shift += 7) {
+		uint8_t b = *p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			*pp = p;
+			return v;
+		}
+	}
+	uint8_t b = *p++; /* 10th byte: only bit 63 left */
+	if (b > 1)
+		*bad = true;
+	v |= (uint64_t)b << 63;
+	*pp = p;
+	return v;
+}
+
+/* Fast path: the whole event is known to fit in what is left, so fields are
+ * read without per-byte bounds checks; values are range-checked as ever. */
+static enum iop_err load_fast(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
+{
+	const uint8_t *q = c->p;
+	bool bad = false;
+	uint8_t code = *q++;
+	uint8_t wf = *q++;
+	uint64_t end = p->prev_end + (uint64_t)iop_unzigzag(take_varint(&q, &bad));
+	uint64_t dur = take_varint(&q, &bad);
+	if ((code & 63) >= IOP_OP__COUNT || (code >> 6) >= IOP_LAYER__COUNT || dur > end)
+		return IOP_ERR_MALFORMED;
+	ev->end_ns = end;
+	ev->dur_ns = dur;
+	ev->layer = code >> 6;
+	ev->op = code & 63;
+	p->prev_end = end;
+	uint64_t v;
+	if (wf & EVW_THREAD) {
+		if ((v = take_varint(&q, &bad)) > IOP_ID_MAX)
+			return IOP_ERR_MALFORMED;
+		p->thread = (uint32_t)v;
+	}
+	if (wf & EVW_FILE) {
+		if ((v = take_varint(&q, &bad)) > IOP_ID_MAX)
+			return IOP_ERR_MALFORMED;
+		p->file = (uint32_t)v;
+	}
+	if (wf & EVW_SITE) {
+		if ((v = take_varint(&q, &bad)) > IOP_ID_MAX)
+			return IOP_ERR_MALFORMED;
+		p->site = (uint32_t)v;
+	}
+	ev->thread = p->thread;
+	ev->file = p->file;
+	ev->site = p->site;
+	uint8_t flags = 0;
+	ev->offset = 0;
+	if (wf & EVW_OFFSET) {
+		ev->offset = predicted_offset(p, ev->file) + (uint64_t)iop_unzigzag(take_varint(&q, &bad));
+		flags |= IOP_EV_OFFSET;
+	}
+	ev->bytes = 0;
+	if (wf & EVW_BYTES) {
+		ev->bytes = take_varint(&q, &bad);
+		flags |= IOP_EV_BYTES;
+	}
+	if (wf & EVW_OFFSET)
+		learn_offset(p, ev->file, ev->offset + ev->bytes);
+	ev->err = 0;
+	if (wf & EVW_ERROR) {
+		if ((v = take_varint(&q, &bad)) > UINT16_MAX)
+			return IOP_ERR_MALFORMED;
+		ev->err = (uint32_t)v;
+		flags |= IOP_EV_ERROR;
+	}
+	ev->parent_id = 0;
+	if (wf & EVW_PARENT) {
+		ev->parent_id = p->prev_id = p->prev_id + (uint64_t)iop_unzigzag(take_varint(&q, &bad));
+		flags |= IOP_EV_PARENT;
+	}
+	ev->call_id = ev->child_bytes = ev->child_ns = 0;
+	ev->child_ops = 0;
+	if (wf & EVW_CHILDREN) {
+		ev->call_id = p->prev_id = p->prev_id + (uint64_t)iop_unzigzag(take_varint(&q, &bad));
+		if ((v = take_varint(&q, &bad)) > UINT32_MAX)
+			return IOP_ERR_MALFORMED;
+		ev->child_ops = (uint32_t)v;
+		ev->child_bytes = take_varint(&q, &bad);
+		ev->child_ns = take_varint(&q, &bad);
+		flags |= IOP_EV_CHILDREN;
+	}
+	ev->flags = flags;
+	if (bad)
+		return IOP_ERR_MALFORMED;
+	c->p = q;
+	return IOP_OK;
+}
+
+static enum iop_err load_checked(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev);
+
 enum iop_err iop_ev_load(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
+{
+	if (c->err == IOP_OK && iop_rcur_left(c) >= IOP_EVENT_MAX_BYTES)
+		return load_fast(c, p, ev);
+	return load_checked(c, p, ev);
+}
+
+/* Slow path near the end of the payload: every byte is bounds-checked. */
+static enum iop_err load_checked(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
 {
 	uint8_t code = iop_get_u8(c);
 	uint8_t wf = iop_get_u8(c);
