@@ -10,6 +10,7 @@
  * Launcher processes (mpirun, orted, prted, srun, hydra proxies ...) are never
  * monitored. A forked child stops recording (nanomsg does not survive fork);
  * an exec'd program starts afresh from the environment. */
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,14 +29,48 @@ struct shim_global shim;
 static _Atomic int finished;
 static pid_t owner_pid; /* the process that started the sender */
 
+struct lookup {
+	const char *name;
+	const char *self; /* our own file: never resolve to a wrapper */
+	void *sym;
+};
+
+static int search_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct lookup *l = data;
+	if (!info->dlpi_name[0] || strcmp(info->dlpi_name, l->self) == 0)
+		return 0;
+	void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	void *s = dlsym(h, l->name);
+	Dl_info where;
+	if (s && dladdr(s, &where) && where.dli_fname && strcmp(where.dli_fname, l->self) != 0)
+		l->sym = s;
+	dlclose(h);
+	return l->sym != NULL;
+}
+
+/* RTLD_NEXT finds what the global scope has after us. A library loaded
+ * privately (RTLD_LOCAL: Python's extension modules bring libmpi and
+ * libhdf5 that way) is not there, but its callers still reach our wrappers,
+ * so look through every loaded object too. */
 void *shim_resolve_opt(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *p = dlsym(RTLD_NEXT, name);
+	if (p)
+		return p;
+	Dl_info me;
+	if (!dladdr((void *)shim_resolve_opt, &me) || !me.dli_fname)
+		return NULL;
+	struct lookup l = {.name = name, .self = me.dli_fname};
+	dl_iterate_phdr(search_object, &l);
+	return l.sym;
 }
 
 void *shim_resolve(const char *name)
 {
-	void *p = dlsym(RTLD_NEXT, name);
+	void *p = shim_resolve_opt(name);
 	if (!p) {
 		iop_error("cannot resolve %s: %s", name, dlerror());
 		abort(); /* a wrapper without its real function cannot go on */

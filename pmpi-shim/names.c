@@ -208,26 +208,31 @@ uint32_t shim_name_text(uint8_t kind, const char *text)
 	return intern(kind, text, strlen(text));
 }
 
-uint32_t shim_name_path(const char *path)
+size_t shim_abs_path(const char *path, char *buf, size_t cap)
 {
-	if (!path || !*path)
+	if (!path || !*path || cap < 2)
 		return 0;
-	char buf[IOP_NAME_MAX + 2];
 	size_t len = strlen(path), at = 0;
 	if (path[0] != '/') {
 		int saved = errno;
-		long r = syscall(SYS_getcwd, buf, sizeof buf);
+		long r = syscall(SYS_getcwd, buf, cap);
 		errno = saved;
 		if (r <= 0)
 			return 0;
 		at = strlen(buf);
 		buf[at++] = '/';
 	}
-	if (at + len >= sizeof buf)
+	if (at + len >= cap)
 		return 0;
 	memcpy(buf + at, path, len + 1);
-	len = normalise(buf, at + len);
-	if (is_excluded(buf, len))
+	return normalise(buf, at + len);
+}
+
+uint32_t shim_name_path(const char *path)
+{
+	char buf[IOP_NAME_MAX + 2];
+	size_t len = shim_abs_path(path, buf, sizeof buf);
+	if (!len || is_excluded(buf, len))
 		return 0;
 	return intern(IOP_NAME_FILE, buf, len);
 }

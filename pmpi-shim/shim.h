@@ -141,6 +141,8 @@ void shim_thread_mark_internal(void);
  * on first sight; 0 when the path is excluded (system directories, see
  * docs/shim.md) or cannot be made absolute. */
 uint32_t shim_name_path(const char *path);
+/* path made absolute and normalised into buf; its length, 0 when it cannot be. */
+size_t shim_abs_path(const char *path, char *buf, size_t cap);
 /* Id of a name of another kind (dataset, pseudo-file like "<stdout>"). */
 uint32_t shim_name_text(uint8_t kind, const char *text);
 

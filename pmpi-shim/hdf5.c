@@ -1,0 +1,383 @@
+/* HDF5 layer, resolved at run time: no link to libhdf5 and no HDF5 headers
+ * at build time (the few types are declared here, as HDF5 1.10+ defines
+ * them). Files are rows by path; each dataset is a row of its own named
+ * "<file path>:<dataset path>". Bytes of H5Dread/H5Dwrite are the points of
+ * the memory selection times the memory type's size. A transfer is
+ * collective when its transfer property list says H5FD_MPIO_COLLECTIVE.
+ *
+ * The real functions are found as every layer's are (shim_resolve_opt),
+ * which also finds a libhdf5 loaded privately (RTLD_LOCAL, as Python loads
+ * h5py's): the shim's wrappers still catch such calls, because a preloaded
+ * library comes first in every lookup. The helpers the wrappers call run with
+ * HDF5's automatic error printing off, so the application's stderr is never
+ * changed by the shim. */
+#include <pthread.h>
+#include <string.h>
+
+#include "shim.h"
+
+typedef int64_t hid_t;
+typedef int herr_t;
+typedef int htri_t;
+typedef unsigned long long hsize_t;
+typedef long long hssize_t;
+typedef herr_t (*H5E_auto2_t)(hid_t estack, void *client_data);
+
+#define H5S_ALL     ((hid_t)0)
+#define H5P_DEFAULT ((hid_t)0)
+#define H5E_DEFAULT ((hid_t)0)
+#define H5FD_MPIO_COLLECTIVE 1
+
+/* ------------------------------------------------------------ resolution */
+
+/* A symbol of the HDF5 library the application uses; NULL when absent. */
+static void *h5sym(const char *name)
+{
+	return shim_resolve_opt(name);
+}
+
+#define H5_REAL(name, ret, params)                                                         \
+	static ret(*real_##name) params;                                                   \
+	if (SHIM_UNLIKELY(!real_##name))                                                   \
+		real_##name = (ret(*) params)h5sym(#name);
+
+#define H5_FN(name, ret, params)                                                           \
+	({                                                                                 \
+		static ret(*fn_) params;                                                   \
+		if (SHIM_UNLIKELY(!fn_))                                                   \
+			fn_ = (ret(*) params)h5sym(#name);                                 \
+		fn_;                                                                       \
+	})
+
+/* ------------------------------------------------------------ handles */
+
+#define HANDLES     4096
+#define NOT_WATCHED UINT32_MAX /* a handle seen, and not to be recorded */
+
+static struct {
+	hid_t hid;
+	uint32_t name;
+} handles[HANDLES];
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned hslot(hid_t h)
+{
+	return (unsigned)(((uint64_t)h * 0x9e3779b97f4a7c15u) >> 52) % HANDLES;
+}
+
+static void handle_put(hid_t h, uint32_t name)
+{
+	pthread_mutex_lock(&handles_lock);
+	unsigned s = hslot(h);
+	for (unsigned i = 0; i < HANDLES; i++) {
+		unsigned k = (s + i) % HANDLES;
+		if (!handles[k].name || handles[k].hid == h || handles[k].hid == -1) {
+			handles[k].hid = h;
+			handles[k].name = name;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&handles_lock);
+}
+
+static uint32_t handle_get(hid_t h)
+{
+	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
+		return 0;
+	uint32_t name = 0;
+	pthread_mutex_lock(&handles_lock);
+	unsigned s = hslot(h);
+	for (unsigned i = 0; i < HANDLES; i++) {
+		unsigned k = (s + i) % HANDLES;
+		if (!handles[k].name)
+			break;
+		if (handles[k].hid == h) {
+			name = handles[k].name;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&handles_lock);
+	return name;
+}
+
+/* HDF5 ids are not reused while open; a closed one is forgotten by
+ * marking it with a name that matches nothing (keeps probe chains). */
+static void handle_forget(hid_t h)
+{
+	pthread_mutex_lock(&handles_lock);
+	unsigned s = hslot(h);
+	for (unsigned i = 0; i < HANDLES; i++) {
+		unsigned k = (s + i) % HANDLES;
+		if (!handles[k].name)
+			break;
+		if (handles[k].hid == h) {
+			handles[k].hid = -1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&handles_lock);
+}
+
+/* ------------------------------------------------------------ quiet helpers */
+
+struct quiet {
+	H5E_auto2_t func;
+	void *data;
+	bool ok;
+};
+
+static void quiet_on(struct quiet *q)
+{
+	herr_t (*get)(hid_t, H5E_auto2_t *, void **) =
+		H5_FN(H5Eget_auto2, herr_t, (hid_t, H5E_auto2_t *, void **));
+	herr_t (*set)(hid_t, H5E_auto2_t, void *) =
+		H5_FN(H5Eset_auto2, herr_t, (hid_t, H5E_auto2_t, void *));
+	q->ok = get && set && get(H5E_DEFAULT, &q->func, &q->data) >= 0 &&
+		set(H5E_DEFAULT, NULL, NULL) >= 0;
+}
+
+static void quiet_off(struct quiet *q)
+{
+	herr_t (*set)(hid_t, H5E_auto2_t, void *) =
+		H5_FN(H5Eset_auto2, herr_t, (hid_t, H5E_auto2_t, void *));
+	if (q->ok)
+		set(H5E_DEFAULT, q->func, q->data);
+}
+
+/* Row id of a dataset: "<absolute file path>:<dataset path>". */
+static uint32_t dataset_name(hid_t dset)
+{
+	ssize_t (*fname)(hid_t, char *, size_t) = H5_FN(H5Fget_name, ssize_t, (hid_t, char *, size_t));
+	ssize_t (*iname)(hid_t, char *, size_t) = H5_FN(H5Iget_name, ssize_t, (hid_t, char *, size_t));
+	if (!fname || !iname)
+		return 0;
+	char file[IOP_NAME_MAX], abs[IOP_NAME_MAX + 2], text[IOP_NAME_MAX + 1];
+	struct quiet q;
+	quiet_on(&q);
+	ssize_t fl = fname(dset, file, sizeof file);
+	ssize_t il = fl > 0 && fl < (ssize_t)sizeof file ? iname(dset, text, sizeof text) : -1;
+	quiet_off(&q);
+	if (il <= 0 || il >= (ssize_t)sizeof text)
+		return 0;
+	size_t al = shim_abs_path(file, abs, sizeof abs);
+	if (!al || al + 1 + (size_t)il > IOP_NAME_MAX)
+		return 0;
+	memmove(text + al + 1, text, (size_t)il + 1);
+	memcpy(text, abs, al);
+	text[al] = ':';
+	return shim_name_text(IOP_NAME_DATASET, text);
+}
+
+/* Bytes a transfer moves: points selected in memory x memory type size. */
+static uint64_t transfer_bytes(hid_t dset, hid_t mem_type, hid_t mem_space, hid_t file_space)
+{
+	hssize_t (*npoints)(hid_t) = H5_FN(H5Sget_select_npoints, hssize_t, (hid_t));
+	size_t (*tsize)(hid_t) = H5_FN(H5Tget_size, size_t, (hid_t));
+	hid_t (*get_space)(hid_t) = H5_FN(H5Dget_space, hid_t, (hid_t));
+	herr_t (*sclose)(hid_t) = H5_FN(H5Sclose, herr_t, (hid_t));
+	if (!npoints || !tsize || !get_space || !sclose)
+		return 0;
+	struct quiet q;
+	quiet_on(&q);
+	hid_t space = mem_space != H5S_ALL ? mem_space : file_space;
+	hid_t own = space == H5S_ALL ? get_space(dset) : -1;
+	hssize_t n = npoints(own >= 0 ? own : space);
+	size_t size = tsize(mem_type);
+	if (own >= 0)
+		sclose(own);
+	quiet_off(&q);
+	return n > 0 ? (uint64_t)n * size : 0;
+}
+
+static bool collective(hid_t dxpl)
+{
+	herr_t (*get)(hid_t, int *) = H5_FN(H5Pget_dxpl_mpio, herr_t, (hid_t, int *));
+	if (dxpl == H5P_DEFAULT || !get)
+		return false;
+	int mode = 0;
+	struct quiet q;
+	quiet_on(&q);
+	herr_t r = get(dxpl, &mode);
+	quiet_off(&q);
+	return r >= 0 && mode == H5FD_MPIO_COLLECTIVE;
+}
+
+static inline bool may_record(void)
+{
+	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
+		return false;
+	struct shim_thread *t = shim_self();
+	return t && !t->busy;
+}
+
+static void end_h5(struct shim_call *c, bool ok, uint64_t bytes, bool transfer)
+{
+	struct shim_result res = {.bytes = bytes, .flags = transfer ? IOP_EV_BYTES : 0};
+	if (!ok)
+		res = (struct shim_result){.err = EIO, .flags = IOP_EV_ERROR};
+	shim_end(c, &res);
+}
+
+/* ------------------------------------------------------------ files */
+
+SHIM_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl);
+SHIM_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+{
+	H5_REAL(H5Fcreate, hid_t, (const char *, unsigned, hid_t, hid_t));
+	struct shim_call c;
+	uint32_t file = may_record() ? shim_name_path(name) : 0;
+	if (!file || !shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_CREATE, file))
+		return real_H5Fcreate(name, flags, fcpl, fapl);
+	hid_t r = real_H5Fcreate(name, flags, fcpl, fapl);
+	if (r >= 0)
+		handle_put(r, file);
+	end_h5(&c, r >= 0, 0, false);
+	return r;
+}
+
+SHIM_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl);
+SHIM_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
+{
+	H5_REAL(H5Fopen, hid_t, (const char *, unsigned, hid_t));
+	struct shim_call c;
+	uint32_t file = may_record() ? shim_name_path(name) : 0;
+	if (!file || !shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_OPEN, file))
+		return real_H5Fopen(name, flags, fapl);
+	hid_t r = real_H5Fopen(name, flags, fapl);
+	if (r >= 0)
+		handle_put(r, file);
+	end_h5(&c, r >= 0, 0, false);
+	return r;
+}
+
+#define H5_ID_META(fn, op, forget, params, args)                                           \
+	SHIM_EXPORT herr_t fn params;                                                      \
+	SHIM_EXPORT herr_t fn params                                                       \
+	{                                                                                  \
+		H5_REAL(fn, herr_t, params);                                               \
+		struct shim_call c;                                                        \
+		uint32_t name = handle_get(id);                                            \
+		if (forget && name)                                                        \
+			handle_forget(id);                                                 \
+		if (name == NOT_WATCHED)                                                   \
+			name = 0;                                                          \
+		if (!name || !shim_begin(&c, IOP_LAYER_HDF5, op, name))                    \
+			return real_##fn args;                                             \
+		herr_t r = real_##fn args;                                                 \
+		end_h5(&c, r >= 0, 0, false);                                              \
+		return r;                                                                  \
+	}
+
+H5_ID_META(H5Fflush, IOP_OP_SYNC, false, (hid_t id, int scope), (id, scope))
+H5_ID_META(H5Fclose, IOP_OP_CLOSE, true, (hid_t id), (id))
+H5_ID_META(H5Dflush, IOP_OP_SYNC, false, (hid_t id), (id))
+H5_ID_META(H5Dclose, IOP_OP_CLOSE, true, (hid_t id), (id))
+
+/* ------------------------------------------------------------ datasets, groups */
+
+/* Creates and opens are recorded on the file that holds them: the dataset's
+ * own row exists only once it is open. */
+static uint32_t file_of(hid_t loc)
+{
+	uint32_t name = handle_get(loc);
+	if (name && name != NOT_WATCHED)
+		return name;
+	ssize_t (*fname)(hid_t, char *, size_t) = H5_FN(H5Fget_name, ssize_t, (hid_t, char *, size_t));
+	char path[IOP_NAME_MAX];
+	if (!fname || !may_record())
+		return 0;
+	struct quiet q;
+	quiet_on(&q);
+	ssize_t n = fname(loc, path, sizeof path);
+	quiet_off(&q);
+	return n > 0 && n < (ssize_t)sizeof path ? shim_name_path(path) : 0;
+}
+
+#define H5_OPENER(fn, op, is_dataset, params, args)                                        \
+	SHIM_EXPORT hid_t fn params;                                                       \
+	SHIM_EXPORT hid_t fn params                                                        \
+	{                                                                                  \
+		H5_REAL(fn, hid_t, params);                                                \
+		struct shim_call c;                                                        \
+		uint32_t file = may_record() ? file_of(loc) : 0;                           \
+		if (!file || !shim_begin(&c, IOP_LAYER_HDF5, op, file))                    \
+			return real_##fn args;                                             \
+		hid_t r = real_##fn args;                                                  \
+		end_h5(&c, r >= 0, 0, false);                                              \
+		if (r >= 0 && is_dataset) {                                                \
+			uint32_t ds = dataset_name(r);                                     \
+			if (ds)                                                            \
+				handle_put(r, ds);                                         \
+		}                                                                          \
+		return r;                                                                  \
+	}
+
+H5_OPENER(H5Dcreate2, IOP_OP_CREATE, true,
+	  (hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl),
+	  (loc, name, type, space, lcpl, dcpl, dapl))
+H5_OPENER(H5Dcreate1, IOP_OP_CREATE, true,
+	  (hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl),
+	  (loc, name, type, space, dcpl))
+H5_OPENER(H5Dopen2, IOP_OP_OPEN, true, (hid_t loc, const char *name, hid_t dapl),
+	  (loc, name, dapl))
+H5_OPENER(H5Dopen1, IOP_OP_OPEN, true, (hid_t loc, const char *name), (loc, name))
+H5_OPENER(H5Gcreate2, IOP_OP_CREATE, false,
+	  (hid_t loc, const char *name, hid_t lcpl, hid_t gcpl, hid_t gapl),
+	  (loc, name, lcpl, gcpl, gapl))
+H5_OPENER(H5Gcreate1, IOP_OP_CREATE, false, (hid_t loc, const char *name, size_t hint),
+	  (loc, name, hint))
+H5_OPENER(H5Gopen2, IOP_OP_OPEN, false, (hid_t loc, const char *name, hid_t gapl),
+	  (loc, name, gapl))
+H5_OPENER(H5Gopen1, IOP_OP_OPEN, false, (hid_t loc, const char *name), (loc, name))
+
+SHIM_EXPORT herr_t H5Gclose(hid_t id);
+SHIM_EXPORT herr_t H5Gclose(hid_t id)
+{
+	H5_REAL(H5Gclose, herr_t, (hid_t));
+	struct shim_call c;
+	uint32_t file = may_record() ? file_of(id) : 0;
+	if (!file || !shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_CLOSE, file))
+		return real_H5Gclose(id);
+	herr_t r = real_H5Gclose(id);
+	end_h5(&c, r >= 0, 0, false);
+	return r;
+}
+
+/* ------------------------------------------------------------ transfers */
+
+/* Row of a dataset a transfer names; datasets opened by other means than
+ * H5Dcreate/H5Dopen (h5py uses H5Oopen) are named on first sight. */
+static uint32_t dataset_row(hid_t dset)
+{
+	uint32_t name = handle_get(dset);
+	if (name == NOT_WATCHED)
+		return 0;
+	if (!name) {
+		name = dataset_name(dset);
+		handle_put(dset, name ? name : NOT_WATCHED);
+	}
+	return name;
+}
+
+#define H5_XFER(fn, op, coll_op, bufq)                                                     \
+	SHIM_EXPORT herr_t fn(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl, \
+			      bufq void *buf);                                             \
+	SHIM_EXPORT herr_t fn(hid_t dset, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl, \
+			      bufq void *buf)                                              \
+	{                                                                                  \
+		H5_REAL(fn, herr_t, (hid_t, hid_t, hid_t, hid_t, hid_t, bufq void *));    \
+		struct shim_call c;                                                        \
+		uint32_t name = may_record() ? dataset_row(dset) : 0;                      \
+		if (!name)                                                                 \
+			return real_##fn(dset, mtype, mspace, fspace, dxpl, buf);          \
+		uint64_t bytes = transfer_bytes(dset, mtype, mspace, fspace);              \
+		unsigned what = collective(dxpl) ? coll_op : op;                           \
+		if (!shim_begin(&c, IOP_LAYER_HDF5, what, name))                           \
+			return real_##fn(dset, mtype, mspace, fspace, dxpl, buf);          \
+		herr_t r = real_##fn(dset, mtype, mspace, fspace, dxpl, buf);              \
+		end_h5(&c, r >= 0, bytes, true);                                           \
+		return r;                                                                  \
+	}
+
+H5_XFER(H5Dread, IOP_OP_READ, IOP_OP_READ_COLL, )
+H5_XFER(H5Dwrite, IOP_OP_WRITE, IOP_OP_WRITE_COLL, const)
