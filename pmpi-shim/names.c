@@ -79,6 +79,8 @@ const struct shim_name *shim_name_get(uint32_t id)
 
 static bool is_excluded(const char *path, size_t len)
 {
+	if (len >= 9 && memcmp(path, "/dev/shm/", 9) == 0)
+		return false; /* tmpfs data is application data */
 	const char *p = excluded;
 	while (*p) {
 		const char *end = strchr(p, ':');

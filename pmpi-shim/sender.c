@@ -46,6 +46,7 @@ static struct {
 	struct iop_event stage[STAGE];
 	unsigned n_stage;
 	bool final_sent;
+	bool hurry;
 	uint64_t lost_events, send_failures, retired_events, retired_dropped, retired_ticks;
 	uint8_t frame[FRAME_CAP];
 } S = {.sock = -1, .announced = 1, .cycle_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -113,6 +114,8 @@ static void drain(struct shim_thread *t)
 {
 	uint64_t head = atomic_load_explicit(&t->pub_head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+	if (head - tail > SHIM_RING / 4)
+		S.hurry = true; /* filling up: come back sooner than the interval */
 	while (tail < head && S.n_stage < STAGE) {
 		struct iop_event *ev = &S.stage[S.n_stage++];
 		*ev = t->ring[tail & (SHIM_RING - 1)];
@@ -305,7 +308,8 @@ static void *sender_main(void *arg)
 {
 	shim_thread_mark_internal();
 	while (!atomic_load(&S.stop)) {
-		sleep_ms(shim.interval_ms);
+		sleep_ms(S.hurry ? 1 : shim.interval_ms);
+		S.hurry = false;
 		pthread_mutex_lock(&S.cycle_lock);
 		cycle(false, NN_DONTWAIT, 64);
 		pthread_mutex_unlock(&S.cycle_lock);

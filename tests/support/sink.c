@@ -352,6 +352,11 @@ static enum iop_err fit_decoder(struct sink *s, size_t len)
 	names = names > UINT16_MAX ? UINT16_MAX : names;
 	counters = counters > UINT16_MAX ? UINT16_MAX : counters;
 	inflight = inflight > UINT16_MAX ? UINT16_MAX : inflight;
+	/* at least one of each: grow() hands back the old (NULL) array for 0 */
+	names += !names;
+	counters += !counters;
+	inflight += !inflight;
+	events += !events;
 	void *a = grow(o->names, &o->names_cap, names, sizeof *o->names);
 	if (a)
 		o->names = a;

@@ -71,6 +71,17 @@ struct sender {
 	int dup_seq;  /* sent twice: a replay (-1: none) */
 };
 
+/* A sender with the job's key that loses and replays nothing. */
+static struct sender honest(enum iop_wl_kind kind, uint32_t rank, int frames)
+{
+	return (struct sender){.kind = kind,
+	                       .rank = rank,
+	                       .key_ok = true,
+	                       .frames = frames,
+	                       .skip_seq = -1,
+	                       .dup_seq = -1};
+}
+
 /* Sends sd's workload; key_ok false sends one frame signed with another key. */
 static int send_workload(struct run *r, const struct sender *sd)
 {
@@ -140,6 +151,8 @@ static int wait_exit(pid_t pid, double timeout_s)
 {
 	double end = now_s() + timeout_s;
 	int st;
+	if (pid <= 0)
+		return -1; /* never kill(0) or kill(-1) */
 	while (now_s() < end) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -161,17 +174,22 @@ static bool wait_file(const char *path, double timeout_s)
 	return true;
 }
 
-static void run_init(struct run *r)
+/* A fresh directory (socket, report, ready file) and job key per test. */
+static int run_setup(void **state)
 {
-	memset(r, 0, sizeof *r);
+	struct run *r = calloc(1, sizeof *r);
+	if (!r)
+		return -1;
+	*state = r;
+	r->hold[0] = r->hold[1] = -1;
 	snprintf(r->dir, sizeof r->dir, "/tmp/iop-sink-test-XXXXXX");
-	assert_non_null(mkdtemp(r->dir));
+	if (!mkdtemp(r->dir) || iop_key_generate(&r->key) != IOP_OK)
+		return -1;
 	snprintf(r->url, sizeof r->url, "ipc://%s/sink.ipc", r->dir);
 	snprintf(r->out, sizeof r->out, "%s/out.json", r->dir);
 	snprintf(r->ready, sizeof r->ready, "%s/ready", r->dir);
-	assert_int_equal(iop_key_generate(&r->key), IOP_OK);
 	iop_key_to_hex(&r->key, r->key_hex);
-	r->hold[0] = r->hold[1] = -1;
+	return 0;
 }
 
 /* Starts iop-sink with the run's url, key, out and ready file, plus extra
@@ -193,24 +211,37 @@ static void start_sink(struct run *r, const char *const *extra)
 	assert_int_equal(pipe(r->hold), 0);
 }
 
+static void release_senders(struct run *r)
+{
+	for (int i = 0; i < 2; i++)
+		if (r->hold[i] >= 0)
+			close(r->hold[i]);
+	r->hold[0] = r->hold[1] = -1;
+}
+
 /* Waits for the sink (bounded), lets the senders close and reaps them.
  * Returns the sink's exit status; *senders_ok tells whether all senders
  * exited 0. */
 static int finish(struct run *r, double timeout_s, bool *senders_ok)
 {
-	int st = wait_exit(r->sink, timeout_s);
-	if (r->hold[1] >= 0)
-		close(r->hold[1]);
-	if (r->hold[0] >= 0)
-		close(r->hold[0]);
+	int st = r->sink > 0 ? wait_exit(r->sink, timeout_s) : -1;
+	r->sink = 0;
+	release_senders(r);
 	*senders_ok = true;
 	for (int i = 0; i < r->n_senders; i++)
 		*senders_ok &= wait_exit(r->senders[i], 20) == 0;
+	r->n_senders = 0;
 	return st;
 }
 
-static void run_cleanup(struct run *r)
+/* Also after a failed assertion: no process or file is left behind. */
+static int run_teardown(void **state)
 {
+	struct run *r = *state;
+	bool ignored;
+	if (r->sink > 0)
+		kill(r->sink, SIGKILL);
+	finish(r, 10, &ignored);
 	char path[200];
 	const char *names[] = {"sink.ipc", "out.json", "out.json.tmp", "ready"};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
@@ -218,6 +249,8 @@ static void run_cleanup(struct run *r)
 		unlink(path);
 	}
 	rmdir(r->dir);
+	free(r);
+	return 0;
 }
 
 static json_t *load(const char *path)
@@ -351,7 +384,10 @@ static long long sum_over(const json_t *arr, const char *key)
 	size_t i;
 	json_t *it;
 	long long total = 0;
-	json_array_foreach((json_t *)arr, i, it) total += num(it, key);
+	json_array_foreach((json_t *)arr, i, it)
+	{
+		total += num(it, key);
+	}
 	return total;
 }
 
@@ -359,9 +395,11 @@ static const json_t *find_file(const json_t *doc, const char *path)
 {
 	size_t i;
 	json_t *f;
-	json_array_foreach(json_object_get(doc, "files"), i,
-	                   f) if (strcmp(json_string_value(json_object_get(f, "path")), path) ==
-	                          0) return f;
+	json_array_foreach(json_object_get(doc, "files"), i, f)
+	{
+		if (strcmp(json_string_value(json_object_get(f, "path")), path) == 0)
+			return f;
+	}
 	return NULL;
 }
 
@@ -371,43 +409,22 @@ static const json_t *find_file(const json_t *doc, const char *path)
  * of garbage: everything adds up, exactly the two intruders are rejected. */
 static void three_ranks_add_up_and_intruders_are_rejected(void **state)
 {
-	struct run r;
-	run_init(&r);
+	struct run *r = *state;
 	const char *const extra[] = {"--idle-ms", "1500", "--timeout-s", "60", NULL};
-	start_sink(&r, extra);
-	const struct sender senders[] = {
-	    {.kind = IOP_WL_IOR_WRITE,
-	     .rank = 0,
-	     .key_ok = true,
-	     .frames = 20,
-	     .skip_seq = -1,
-	     .dup_seq = -1},
-	    {.kind = IOP_WL_MIXED,
-	     .rank = 1,
-	     .key_ok = true,
-	     .frames = 20,
-	     .skip_seq = -1,
-	     .dup_seq = -1},
-	    {.kind = IOP_WL_METADATA,
-	     .rank = 2,
-	     .key_ok = true,
-	     .frames = 20,
-	     .skip_seq = -1,
-	     .dup_seq = -1},
-	    {.kind = IOP_WL_MIXED,
-	     .rank = 9,
-	     .key_ok = false,
-	     .frames = 1,
-	     .skip_seq = -1,
-	     .dup_seq = -1},
-	    {.garbage = true, .skip_seq = -1, .dup_seq = -1},
-	};
-	for (size_t i = 0; i < sizeof senders / sizeof *senders; i++)
-		spawn(&r, &senders[i]);
+	start_sink(r, extra);
+	static const enum iop_wl_kind kinds[] = {IOP_WL_IOR_WRITE, IOP_WL_MIXED, IOP_WL_METADATA};
+	for (uint32_t rank = 0; rank < 3; rank++) {
+		struct sender honest_rank = honest(kinds[rank], rank, 20);
+		spawn(r, &honest_rank);
+	}
+	struct sender stranger = honest(IOP_WL_MIXED, 9, 1), garbage = {.garbage = true};
+	stranger.key_ok = false; /* one frame with another job's key */
+	spawn(r, &stranger);
+	spawn(r, &garbage);
 	bool senders_ok;
-	assert_int_equal(finish(&r, 90, &senders_ok), 0);
+	assert_int_equal(finish(r, 90, &senders_ok), 0);
 	assert_true(senders_ok);
-	json_t *doc = load(r.out);
+	json_t *doc = load(r->out);
 	assert_non_null(doc);
 
 	assert_string_equal(json_string_value(json_object_get(doc, "stop_reason")), "idle");
@@ -472,7 +489,6 @@ static void three_ranks_add_up_and_intruders_are_rejected(void **state)
 	assert_true(num(lat, "p99_ns") <= num(lat, "max_ns"));
 
 	json_decref(doc);
-	run_cleanup(&r);
 }
 
 /* One frame lost on the way: the gap is seen, and the counters (cumulative,
@@ -481,24 +497,20 @@ static void three_ranks_add_up_and_intruders_are_rejected(void **state)
  * before its idle timeout. */
 static void a_lost_frame_shows_as_a_gap_and_a_mismatch(void **state)
 {
-	struct run r;
-	run_init(&r);
+	struct run *r = *state;
 	const char *const extra[] = {"--expect-final", "1",  "--idle-ms", "60000",
 	                             "--timeout-s",    "60", NULL};
 	double t0 = now_s();
-	start_sink(&r, extra);
-	const struct sender lossy = {.kind = IOP_WL_IOR_WRITE,
-	                             .rank = 3,
-	                             .key_ok = true,
-	                             .frames = 10,
-	                             .skip_seq = 4,
-	                             .dup_seq = 2};
-	spawn(&r, &lossy);
+	start_sink(r, extra);
+	struct sender lossy = honest(IOP_WL_IOR_WRITE, 3, 10);
+	lossy.skip_seq = 4;
+	lossy.dup_seq = 2;
+	spawn(r, &lossy);
 	bool senders_ok;
-	assert_int_equal(finish(&r, 90, &senders_ok), 0);
+	assert_int_equal(finish(r, 90, &senders_ok), 0);
 	assert_true(senders_ok);
 	assert_true(now_s() - t0 < 30);
-	json_t *doc = load(r.out);
+	json_t *doc = load(r->out);
 	assert_non_null(doc);
 
 	assert_string_equal(json_string_value(json_object_get(doc, "stop_reason")), "expect_final");
@@ -517,37 +529,39 @@ static void a_lost_frame_shows_as_a_gap_and_a_mismatch(void **state)
 	assert_int_equal(num(nest, "linked") + num(nest, "orphans"), num(nest, "children"));
 
 	json_decref(doc);
-	run_cleanup(&r);
 }
 
-/* With nothing to receive the sink ends at --timeout-s, or at SIGTERM, and
- * still writes a (empty) report. */
-static void the_sink_stops_on_timeout_and_on_sigterm(void **state)
+/* With nothing to receive the sink ends at --timeout-s and still writes a
+ * (empty) report. */
+static void the_sink_stops_on_timeout(void **state)
 {
-	struct run r;
+	struct run *r = *state;
 	bool senders_ok;
-	run_init(&r);
-	const char *const short_run[] = {"--timeout-s", "1", NULL};
-	start_sink(&r, short_run);
-	assert_int_equal(finish(&r, 10, &senders_ok), 0);
-	json_t *doc = load(r.out);
+	const char *const extra[] = {"--timeout-s", "1", NULL};
+	double t0 = now_s();
+	start_sink(r, extra);
+	assert_int_equal(finish(r, 10, &senders_ok), 0);
+	assert_true(now_s() - t0 < 5);
+	json_t *doc = load(r->out);
 	assert_non_null(doc);
 	assert_string_equal(json_string_value(json_object_get(doc, "stop_reason")), "timeout");
 	assert_int_equal(num(doc, "frames"), 0);
 	assert_int_equal(json_array_size(json_object_get(doc, "processes")), 0);
 	json_decref(doc);
-	run_cleanup(&r);
+}
 
-	run_init(&r);
-	const char *const long_run[] = {"--timeout-s", "60", NULL};
-	start_sink(&r, long_run);
-	kill(r.sink, SIGTERM);
-	assert_int_equal(finish(&r, 10, &senders_ok), 0);
-	doc = load(r.out);
+static void the_sink_stops_on_sigterm(void **state)
+{
+	struct run *r = *state;
+	bool senders_ok;
+	const char *const extra[] = {"--timeout-s", "60", NULL};
+	start_sink(r, extra);
+	assert_int_equal(kill(r->sink, SIGTERM), 0);
+	assert_int_equal(finish(r, 10, &senders_ok), 0);
+	json_t *doc = load(r->out);
 	assert_non_null(doc);
 	assert_string_equal(json_string_value(json_object_get(doc, "stop_reason")), "signal");
 	json_decref(doc);
-	run_cleanup(&r);
 }
 
 static int run_sink_args(const char *const *argv)
@@ -583,9 +597,12 @@ static void bad_usage_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(three_ranks_add_up_and_intruders_are_rejected),
-	    cmocka_unit_test(a_lost_frame_shows_as_a_gap_and_a_mismatch),
-	    cmocka_unit_test(the_sink_stops_on_timeout_and_on_sigterm),
+	    cmocka_unit_test_setup_teardown(three_ranks_add_up_and_intruders_are_rejected,
+	                                    run_setup, run_teardown),
+	    cmocka_unit_test_setup_teardown(a_lost_frame_shows_as_a_gap_and_a_mismatch, run_setup,
+	                                    run_teardown),
+	    cmocka_unit_test_setup_teardown(the_sink_stops_on_timeout, run_setup, run_teardown),
+	    cmocka_unit_test_setup_teardown(the_sink_stops_on_sigterm, run_setup, run_teardown),
 	    cmocka_unit_test(bad_usage_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""Shim benchmarks, measured side by side in one run (never timed tests):
+
+  shim_added_ns_per_call  1-byte pwrite to a tmpfs file in a loop, runs with
+                          and without libiopulse.so alternating, events
+                          streaming to a live receiver (iop-sink); the median
+                          of the per-pair differences
+  fpp_overhead_ratio      examples/fpp, 1 KiB transfers, 2 ranks: median wall
+                          time of its write+read phase with the shim over the
+                          median without, runs alternating
+  shim_dropped_events     events the shim dropped during the fpp runs
+                          (stats.dropped, all processes, from the receiver)
+
+Prints "NAME VALUE UNIT" lines. Usage: shim_bench.py BUILD_DIR [NAME...]"""
+import json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+
+build = sys.argv[1]
+wanted = set(sys.argv[2:]) or {"shim_added_ns_per_call", "fpp_overhead_ratio", "shim_dropped_events"}
+shim = os.path.join(build, "pmpi-shim/libiopulse.so")
+sink = os.path.join(build, "tests/support/iop-sink")
+loop = os.path.join(build, "bench/pwrite_loop")
+fpp = os.path.join(build, "examples/fpp")
+work = tempfile.mkdtemp(prefix="iop-bench-")
+shm = tempfile.mkdtemp(prefix="iop-bench-", dir="/dev/shm")
+key = os.urandom(16).hex()
+env_mpi = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+def start_sink(name, finals):
+    url = "ipc://%s/%s.ipc" % (work, name)
+    ready = os.path.join(work, name + ".ready")
+    out = os.path.join(work, name + ".json")
+    p = subprocess.Popen([sink, "--url", url, "--key", key, "--out", out, "--ready", ready,
+                          "--expect-final", str(finals), "--timeout-s", "600"])
+    for _ in range(100):
+        if os.path.exists(ready):
+            break
+        time.sleep(0.05)
+    return p, url, out
+
+
+def shim_env(url, base=os.environ):
+    return dict(base, LD_PRELOAD=shim, IOPULSE_ADDR=url, IOPULSE_KEY=key)
+
+
+def pwrite_pairs(rounds=9, n=1000000):
+    sinkp, url, out = start_sink("loop", rounds)
+    target = os.path.join(shm, "loop.dat")
+    diffs, base = [], []
+    for _ in range(rounds):
+        t = {}
+        for mode in ("off", "on"):
+            env = shim_env(url) if mode == "on" else os.environ
+            r = subprocess.run([loop, target, str(n)], env=env, capture_output=True, text=True,
+                               timeout=120, check=True)
+            t[mode] = float(r.stdout.split()[1])
+        diffs.append(t["on"] - t["off"])
+        base.append(t["off"])
+    sinkp.wait(timeout=60)
+    summary = json.load(open(out))
+    dropped = sum(p["stats"]["dropped"] for p in summary["processes"])
+    return statistics.median(diffs), statistics.median(base), dropped
+
+
+def fpp_times(rounds=7, n=50000):
+    sinkp, url, out = start_sink("fpp", 2 * rounds)
+    times = {"off": [], "on": []}
+    for _ in range(rounds):
+        for mode in ("off", "on"):
+            cmd = ["mpirun.openmpi", "--oversubscribe", "-n", "2"]
+            if mode == "on":
+                cmd += ["-x", "LD_PRELOAD=" + shim, "-x", "IOPULSE_ADDR=" + url,
+                        "-x", "IOPULSE_KEY=" + key]
+            cmd += [fpp, "-t", "-n", str(n), "-s", "1024", "-d", os.path.join(shm, "fpp")]
+            r = subprocess.run(cmd, env=env_mpi, capture_output=True, text=True, timeout=300,
+                               check=True)
+            m = re.search(r"fpp_time ([0-9.]+)", r.stderr)
+            times[mode].append(float(m.group(1)))
+    sinkp.wait(timeout=60)
+    summary = json.load(open(out))
+    dropped = sum(p["stats"]["dropped"] for p in summary["processes"])
+    return statistics.median(times["on"]) / statistics.median(times["off"]), dropped, times
+
+
+try:
+    if "shim_added_ns_per_call" in wanted:
+        added, base, dropped = pwrite_pairs()
+        print("shim_added_ns_per_call %.1f ns" % added)
+        print("pwrite_1byte_ns_per_call %.1f ns" % base)
+        print("shim_loop_dropped_events %d events" % dropped)
+    if wanted & {"fpp_overhead_ratio", "shim_dropped_events"}:
+        ratio, dropped, times = fpp_times()
+        if "fpp_overhead_ratio" in wanted:
+            print("fpp_overhead_ratio %.4f ratio" % ratio)
+            print("fpp_time_median_s_without %.4f s" % statistics.median(times["off"]))
+            print("fpp_time_median_s_with %.4f s" % statistics.median(times["on"]))
+        if "shim_dropped_events" in wanted:
+            print("shim_dropped_events %d events" % dropped)
+finally:
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(shm, ignore_errors=True)

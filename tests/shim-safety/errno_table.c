@@ -1,0 +1,159 @@
+/* errno_table: every POSIX and STDIO call libiopulse.so wraps, on a success
+ * path and on failure paths, one output line per call:
+ *
+ *	name ret errno
+ *
+ * ret is normalised so that runs compare (descriptors print as "fd",
+ * pointers as 1/0), errno prints as its name (ENOENT) or as the sentinel
+ * number 12345 when the call left it alone. Each case also checks itself
+ * (success, or failure with the errno it should give): a surprise prints
+ * a SURPRISE line on stderr and the exit status is 1.
+ *
+ * Run it in a fresh empty directory. The last thing it does is the probe:
+ * PROBE_WRITES writes of PROBE_BYTES to probe.dat, which the driver finds
+ * exactly in the sink's counters when the shim is active. */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "errno_table.h"
+
+#define PROBE_WRITES 7
+#define PROBE_BYTES  100
+
+void *volatile null_ptr = NULL;
+void *volatile bad_ptr = (void *)1;
+int pipe_r = -1, pipe_w = -1;
+
+static unsigned n_rows, n_surprises;
+
+static const char *err_name(int err)
+{
+	static char num[16];
+	if (err == SENTINEL)
+		return "12345";
+	const char *s = strerrorname_np(err);
+	if (s)
+		return s;
+	snprintf(num, sizeof num, "%d", err);
+	return num;
+}
+
+static bool failed_value(enum ret_kind kind, intptr_t r)
+{
+	switch (kind) {
+	case K_NUM:
+	case K_FD:
+		return r == -1;
+	case K_PTR:
+	case K_COUNT:
+		return r == 0;
+	case K_MAP:
+		return (void *)r == MAP_FAILED;
+	case K_VOID:
+		return false;
+	}
+	return false;
+}
+
+static void print_ret(enum ret_kind kind, intptr_t r)
+{
+	switch (kind) {
+	case K_FD:
+		if (r >= 0) {
+			fputs("fd", stdout);
+			return;
+		}
+		break;
+	case K_PTR:
+		r = r != 0;
+		break;
+	case K_MAP:
+		r = (void *)r != MAP_FAILED;
+		break;
+	case K_VOID:
+		r = 0;
+		break;
+	default:
+		break;
+	}
+	printf("%ld", (long)r);
+}
+
+void row(const char *name, enum ret_kind kind, int want, intptr_t ret, int err)
+{
+	printf("%s ", name);
+	print_ret(kind, ret);
+	printf(" %s\n", err_name(err));
+	n_rows++;
+	bool ok;
+	if (kind == K_VOID)
+		ok = err == (want > 0 ? want : SENTINEL);
+	else if (want == W_OK_)
+		ok = kind == K_COUNT || !failed_value(kind, ret);
+	else if (want == W_EOF_ || want == W_EOFANY_)
+		ok = failed_value(kind, ret) && (want == W_EOFANY_ || err == SENTINEL);
+	else
+		ok = failed_value(kind, ret) && err == want;
+	if (!ok) {
+		n_surprises++;
+		fprintf(stderr, "SURPRISE %s: ret %ld errno %s, wanted %s\n", name, (long)ret,
+			err_name(err), want == W_OK_ ? "success" : want < 0 ? "EOF" : err_name(want));
+	}
+}
+
+void row_value(const char *name, long got, long want)
+{
+	printf("%s %ld value\n", name, got);
+	n_rows++;
+	if (got != want) {
+		n_surprises++;
+		fprintf(stderr, "SURPRISE %s: value %ld, wanted %ld\n", name, got, want);
+	}
+}
+
+static void make_fixtures(void)
+{
+	int fd = open("data.bin", O_CREAT | O_RDWR | O_TRUNC, 0644);
+	CHECK(fd >= 0, "open data.bin");
+	WRITE_ALL(fd, safety_pattern(4096), 4096);
+	CLOSE_OK(fd);
+	fd = open("ro.txt", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	CHECK(fd >= 0, "open ro.txt");
+	WRITE_ALL(fd, "hello 42\n", 9);
+	CLOSE_OK(fd);
+	CHECK(mkdir("dir", 0755) == 0, "mkdir dir");
+	int p[2];
+	CHECK(pipe(p) == 0, "pipe");
+	pipe_r = p[0];
+	pipe_w = p[1];
+	CHECK(fcntl(CLOSED_FD, F_GETFD) == -1 && errno == EBADF, "fd %d is open", CLOSED_FD);
+	CHECK(signal(SIGPIPE, SIG_IGN) != SIG_ERR, "SIGPIPE");
+	CHECK(signal(SIGXFSZ, SIG_IGN) != SIG_ERR, "SIGXFSZ");
+}
+
+static void probe(void)
+{
+	int fd = open("probe.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	CHECK(fd >= 0, "open probe.dat");
+	for (int i = 0; i < PROBE_WRITES; i++)
+		WRITE_ALL(fd, safety_pattern(PROBE_BYTES), PROBE_BYTES);
+	CLOSE_OK(fd);
+}
+
+int main(void)
+{
+	make_fixtures();
+	posix_cases();
+	posix_meta_cases();
+	stdio_cases();
+	probe();
+	printf("rows %u\n", n_rows);
+	CHECK(fflush(stdout) == 0, "fflush stdout");
+	if (n_surprises) {
+		fprintf(stderr, "%u of %u cases did not go as expected\n", n_surprises, n_rows);
+		return 1;
+	}
+	return 0;
+}
