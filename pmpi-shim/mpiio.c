@@ -535,9 +535,12 @@ IXFER(File_iwrite_at_all, IOP_OP_WRITE_COLL, OFF_AT, IWR_AT_PARAMS, IAT_ARGS)
 IXFER(File_iread_shared, IOP_OP_READ, OFF_SHARED, IRD_PARAMS, IARGS)
 IXFER(File_iwrite_shared, IOP_OP_WRITE, OFF_SHARED, IWR_PARAMS, IARGS)
 
+/* Requests are looked at only while recording: a forked child (recording
+ * off) never touches the table, whose lock another thread may have held. */
 static inline bool tracking(void)
 {
-	return atomic_load_explicit(&n_reqs, memory_order_relaxed) != 0;
+	return atomic_load_explicit(&n_reqs, memory_order_relaxed) != 0 &&
+	       atomic_load_explicit(&shim.state, memory_order_relaxed) == SHIM_ON;
 }
 
 MPI_WRAP(Wait, (MPI_Request * req, MPI_Status *status))

@@ -413,7 +413,9 @@ void shim_sender_stop_and_flush(unsigned wait_ms)
 
 void shim_flush(void)
 {
-	if (!S.running)
+	/* not in a forked child: its copy of the lock may be held by a thread
+	 * that did not come along */
+	if (!S.running || atomic_load(&shim.state) != SHIM_ON)
 		return;
 	struct shim_thread *t = shim_self();
 	int was = t ? t->busy : 0;
