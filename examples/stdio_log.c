@@ -111,6 +111,7 @@ static void read_log(const char *path, const struct options *o, int rank, struct
 			       (unsigned long long)i + 1);
 		i++;
 	}
+	io->read_ops++; /* the fgets that met the end of the file is a call too */
 	if (ferror(fp))
 		ex_die("fgets %s: %s", path, strerror(errno));
 	if (i != o->lines)

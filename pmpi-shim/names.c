@@ -55,11 +55,27 @@ static void *map(size_t len)
 	return m == MAP_FAILED ? NULL : m;
 }
 
+/* The MPI runtime's session directories (Open MPI, PMIx): its own files,
+ * such as the shared-file-pointer helpers MPI_File_open makes there. */
+static void exclude_runtime_dirs(void)
+{
+	static const char *const vars[] = {"OMPI_MCA_orte_top_session_dir", "PMIX_SERVER_TMPDIR",
+					   "OMPI_MCA_prte_top_session_dir"};
+	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+		const char *dir = getenv(vars[i]);
+		size_t have = strlen(excluded), n = dir ? strlen(dir) : 0;
+		if (n > 1 && dir[0] == '/' && have + n + 3 < sizeof excluded) {
+			snprintf(excluded + have, sizeof excluded - have, "%s%s/", have ? ":" : "", dir);
+		}
+	}
+}
+
 int shim_names_init(void)
 {
 	const char *ex = getenv("IOPULSE_EXCLUDE");
 	if (ex)
 		snprintf(excluded, sizeof excluded, "%s", ex);
+	exclude_runtime_dirs();
 	names = map((IOP_ID_MAX + 1) * sizeof *names);
 	fds = map(FD_MAX * sizeof *fds);
 	index_cap = 4096;

@@ -314,7 +314,7 @@ def check_totals(chk, args, doc, truth):
         if not chk.expect(2, entry is not None, f"{path} is not in the sink's files"):
             continue
         if layer == "hdf5" and not args.check_hdf5:
-            print(f"SKIP hdf5 layer not implemented: totals of {path} "
+            print(f"SKIP (--check-hdf5 not given) hdf5 layer: totals of {path} "
                   f"(truth: write {want['write_ops']} ops {want['write_bytes']} B, "
                   f"read {want['read_ops']} ops {want['read_bytes']} B)")
             continue

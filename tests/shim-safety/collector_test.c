@@ -1,0 +1,36 @@
+/* collector_test SECONDS PAUSE_US: writes collector.dat steadily for
+ * SECONDS (a pwrite of 100 bytes and an fputs of 20 bytes to
+ * collector.txt, then a pause of PAUSE_US), whatever happens to the
+ * collector meanwhile, checking every return value. Prints what it did:
+ * the driver compares it with what a (restarted) sink received. */
+#include <fcntl.h>
+
+#include "check.h"
+
+#define REC  100
+#define LINE "collector test line\n" /* 20 bytes */
+
+int main(int argc, char **argv)
+{
+	CHECK(argc == 3, "usage: collector_test SECONDS PAUSE_US");
+	double seconds = atof(argv[1]);
+	useconds_t pause = (useconds_t)atol(argv[2]);
+	double t0 = safety_now();
+	int fd = open("collector.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	CHECK(fd >= 0, "open collector.dat");
+	FILE *f = fopen("collector.txt", "w");
+	CHECK(f != NULL, "fopen collector.txt");
+	long n = 0;
+	while (safety_now() - t0 < seconds) {
+		PWRITE_ALL(fd, safety_pattern(REC), REC, (off_t)(n % 1000) * REC);
+		CHECK(fputs(LINE, f) >= 0, "fputs");
+		n++;
+		if (pause)
+			usleep(pause);
+	}
+	CHECK(fclose(f) == 0, "fclose");
+	CLOSE_OK(fd);
+	printf("writes %ld\nbytes %ld\nlines %ld\nline_bytes %ld\nseconds %.3f\n", n, n * REC, n,
+	       n * (long)strlen(LINE), safety_now() - t0);
+	return 0;
+}
