@@ -171,11 +171,17 @@ static void at_exit(void)
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
 
+/* Async-signal-safe: the sender thread sends the last frame while this
+ * handler waits a bounded time; then the signal's default action (restored
+ * by SA_RESETHAND) ends the process as it would have without the shim. */
 static void on_fatal(int sig)
 {
-	/* Best effort: send what we have, then die as we would have. */
-	shim_finish("signal");
-	signal(sig, SIG_DFL);
+	int saved = errno;
+	if (getpid() == owner_pid && !atomic_exchange(&finished, 1)) {
+		atomic_store(&shim.state, SHIM_OFF);
+		shim_sender_fatal();
+	}
+	errno = saved;
 	raise(sig);
 }
 

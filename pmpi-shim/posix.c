@@ -44,6 +44,17 @@ static int opened(struct shim_call *c, int fd)
 	return fd;
 }
 
+/* An open-like call by path has returned fd. */
+static int opened_path(struct shim_call *c, const char *path, int fd)
+{
+	if (!shim_path_after(c, path, fd < 0)) {
+		if (fd >= 0)
+			shim_fd_set(fd, 0, 0);
+		return fd;
+	}
+	return opened(c, fd);
+}
+
 static mode_t mode_arg(int flags, va_list ap)
 {
 	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
@@ -58,10 +69,9 @@ static mode_t mode_arg(int flags, va_list ap)
 		mode_t mode = mode_arg(flags, ap);                                         \
 		va_end(ap);                                                                \
 		struct shim_call c;                                                        \
-		uint32_t file = watch_path(path);                                          \
-		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, op, file))                   \
+		if (!shim_begin(&c, IOP_LAYER_POSIX, op, 0))                               \
 			return real_##name(path, flags, mode);                             \
-		return opened(&c, real_##name(path, flags, mode));                         \
+		return opened_path(&c, path, real_##name(path, flags, mode));              \
 	}
 
 OPEN_WRAPPER(open, IOP_OP_OPEN)
@@ -73,10 +83,9 @@ OPEN_WRAPPER(open64, IOP_OP_OPEN)
 	{                                                                                  \
 		SHIM_REAL(name);                                                           \
 		struct shim_call c;                                                        \
-		uint32_t file = watch_path(path);                                          \
-		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_OPEN, file))          \
+		if (!shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_OPEN, 0))                      \
 			return real_##name(path, flags);                                   \
-		return opened(&c, real_##name(path, flags));                               \
+		return opened_path(&c, path, real_##name(path, flags));                    \
 	}
 
 OPEN2_WRAPPER(__open_2)
@@ -94,14 +103,13 @@ OPEN2_WRAPPER(__open64_2)
 		va_end(ap);                                                                \
 		struct shim_call c;                                                        \
 		bool plain = plain_path(dirfd, path);                                      \
-		uint32_t file = plain ? watch_path(path) : 0;                              \
-		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_OPEN, file)) {        \
+		if (!plain || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_OPEN, 0)) {          \
 			int fd = real_##name(dirfd, path, flags, mode);                    \
 			if (fd >= 0 && !plain)                                             \
 				shim_fd_clear(fd); /* classify on first use */             \
 			return fd;                                                         \
 		}                                                                          \
-		return opened(&c, real_##name(dirfd, path, flags, mode));                  \
+		return opened_path(&c, path, real_##name(dirfd, path, flags, mode));       \
 	}
 
 OPENAT_WRAPPER(openat)
@@ -112,10 +120,9 @@ OPENAT_WRAPPER(openat64)
 	{                                                                                  \
 		SHIM_REAL(name);                                                           \
 		struct shim_call c;                                                        \
-		uint32_t file = watch_path(path);                                          \
-		if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_CREATE, file))        \
+		if (!shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_CREATE, 0))                    \
 			return real_##name(path, mode);                                    \
-		return opened(&c, real_##name(path, mode));                                \
+		return opened_path(&c, path, real_##name(path, mode));                     \
 	}
 
 CREAT_WRAPPER(creat)
@@ -166,6 +173,8 @@ SHIM_EXPORT int mkostemps(char *tmpl, int suffixlen, int flags)
 SHIM_EXPORT int close(int fd)
 {
 	SHIM_REAL(close);
+	if (SHIM_UNLIKELY(shim_fd_keep_open(fd)))
+		return 0; /* the shim's own descriptor: see guard.c */
 	struct shim_call c;
 	uint32_t file = shim_fd_file(fd);
 	shim_fd_clear(fd); /* before: once closed, another thread may reuse fd */
@@ -477,11 +486,12 @@ MMAP_WRAPPER(mmap64, off64_t)
 
 #define PATH_META(op, path, call)                                                          \
 	struct shim_call c;                                                                \
-	uint32_t file = watch_path(path);                                                  \
-	if (!file || !shim_begin(&c, IOP_LAYER_POSIX, op, file))                           \
+	const char *path_ = (path);                                                        \
+	if (!path_ || !shim_begin(&c, IOP_LAYER_POSIX, op, 0))                             \
 		return call;                                                               \
 	int r = call;                                                                      \
-	shim_end_meta(&c, r == 0);                                                         \
+	if (shim_path_after(&c, path_, r != 0))                                            \
+		shim_end_meta(&c, r == 0);                                                 \
 	return r;
 
 SHIM_EXPORT int stat(const char *path, struct stat *st)

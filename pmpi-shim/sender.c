@@ -8,6 +8,8 @@
 #include <nanomsg/nn.h>
 #include <nanomsg/pipeline.h>
 #include <nanomsg/reqrep.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -47,9 +49,13 @@ static struct {
 	unsigned n_stage;
 	bool final_sent;
 	bool hurry;
+	bool need_resync, resynced_for_final;
+	int wake_fd[2];
+	_Atomic int fatal_request, fatal_done;
 	uint64_t lost_events, send_failures, retired_events, retired_dropped, retired_ticks;
 	uint8_t frame[FRAME_CAP];
-} S = {.sock = -1, .announced = 1, .cycle_lock = PTHREAD_MUTEX_INITIALIZER};
+} S = {.sock = -1, .announced = 1, .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
+       .wake_fd = {-1, -1}};
 
 static void *map(size_t len)
 {
@@ -259,17 +265,34 @@ static void commit(uint32_t names_to, uint32_t counters_in, unsigned events_in)
 	S.announced = names_to;
 	for (uint32_t k = 0; k < counters_in; k++)
 		S.cum[S.dirty[k]].dirty = 0;
-	memmove(S.dirty, S.dirty + counters_in, (S.n_dirty - counters_in) * sizeof *S.dirty);
+	if (S.n_dirty > counters_in)
+		memmove(S.dirty, S.dirty + counters_in, (S.n_dirty - counters_in) * sizeof *S.dirty);
 	S.n_dirty -= counters_in;
 	memmove(S.stage, S.stage + events_in, (S.n_stage - events_in) * sizeof *S.stage);
 	S.n_stage -= events_in;
 	S.seq++;
 }
 
+/* Everything again: every name, every counter. After a refused send (the
+ * collector may have restarted and lost what it had) and before the last
+ * frame, so that a receiver that joined late still gets whole totals. */
+static void resync(void)
+{
+	S.announced = 1;
+	for (uint32_t i = 0; i < S.cum_files * CELLS; i++)
+		if (S.cum[i].ops && !S.cum[i].dirty)
+			cell(i / CELLS, i % CELLS / IOP_CLASS__COUNT, i % IOP_CLASS__COUNT);
+	S.need_resync = false;
+}
+
 /* Sends frames until nothing is pending (or max frames); false when the
  * socket refused one. */
 static bool cycle(bool final, int flags, unsigned max)
 {
+	if (S.need_resync || (final && !S.resynced_for_final)) {
+		resync();
+		S.resynced_for_final = final;
+	}
 	for (unsigned f = 0; f < max; f++) {
 		collect();
 		if (!final && !S.n_stage && !S.n_dirty && S.announced == shim_names_count())
@@ -284,6 +307,7 @@ static bool cycle(bool final, int flags, unsigned max)
 			 * stay pending, so the next frame carries them. */
 			S.send_failures++;
 			S.lost_events += events_in;
+			S.need_resync = true;
 			memmove(S.stage, S.stage + events_in, (S.n_stage - events_in) * sizeof *S.stage);
 			S.n_stage -= events_in;
 			return false;
@@ -304,17 +328,69 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Wakes the sender early (exit, fatal signal): async-signal-safe. */
+static void wake(void)
+{
+	if (S.wake_fd[1] >= 0)
+		syscall(SYS_write, S.wake_fd[1], "x", 1);
+}
+
+/* Sleeps until the interval passes or someone wakes us. */
+static void nap(unsigned ms)
+{
+	struct pollfd p = {.fd = S.wake_fd[0], .events = POLLIN};
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	if (S.wake_fd[0] < 0) {
+		sleep_ms(ms);
+		return;
+	}
+	if (syscall(SYS_ppoll, &p, 1, &ts, NULL, 0) > 0) {
+		char buf[64];
+		syscall(SYS_read, S.wake_fd[0], buf, sizeof buf);
+	}
+}
+
+/* The last frame, sent from this thread because a signal handler asked. */
+static void final_for_signal(void)
+{
+	pthread_mutex_lock(&S.cycle_lock);
+	int ms = 200;
+	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+	if (cycle(true, 0, 1024))
+		sleep_ms(20); /* let nanomsg's thread write it */
+	pthread_mutex_unlock(&S.cycle_lock);
+	atomic_store(&S.fatal_done, 1);
+}
+
 static void *sender_main(void *arg)
 {
 	shim_thread_mark_internal();
 	while (!atomic_load(&S.stop)) {
-		sleep_ms(S.hurry ? 1 : shim.interval_ms);
+		nap(S.hurry ? 1 : shim.interval_ms);
 		S.hurry = false;
+		if (atomic_load(&S.fatal_request)) {
+			final_for_signal();
+			return NULL;
+		}
 		pthread_mutex_lock(&S.cycle_lock);
 		cycle(false, NN_DONTWAIT, 64);
 		pthread_mutex_unlock(&S.cycle_lock);
 	}
 	return NULL;
+}
+
+void shim_sender_fatal(void)
+{
+	if (!S.running)
+		return;
+	atomic_store(&S.fatal_request, 1);
+	wake();
+	/* Bounded: if the sender cannot finish (it may need a lock the
+	 * interrupted code holds, such as malloc's), the process dies anyway. */
+	for (int i = 0; i < 250 && !atomic_load(&S.fatal_done); i++) {
+		struct timespec ts = {0, 1000000L};
+		nanosleep(&ts, NULL);
+	}
 }
 
 static int start_socket_and_thread(void);
@@ -341,6 +417,13 @@ int shim_sender_start(void)
 
 static int start_socket_and_thread(void)
 {
+	/* straight to the kernel: our pipe2 wrapper is for others' threads */
+	if (syscall(SYS_pipe2, S.wake_fd, O_CLOEXEC | O_NONBLOCK) == 0) {
+		shim_fd_guard(S.wake_fd[0]);
+		shim_fd_guard(S.wake_fd[1]);
+	} else {
+		S.wake_fd[0] = S.wake_fd[1] = -1;
+	}
 	S.sock = nn_socket(AF_SP, NN_PUSH);
 	if (S.sock < 0 || nn_connect(S.sock, shim.addr) < 0) {
 		iop_warn("cannot connect to collector %s (%s): not monitoring", shim.addr,
@@ -391,7 +474,12 @@ void shim_sender_stop_and_flush(unsigned wait_ms)
 	if (!S.running)
 		return;
 	atomic_store(&S.stop, 1);
-	pthread_join(S.thread, NULL); /* it sleeps at most one interval */
+	wake();
+	pthread_join(S.thread, NULL);
+	if (atomic_load(&S.fatal_done)) {
+		S.running = false;
+		return;
+	}
 	S.running = false;
 	pthread_mutex_lock(&S.cycle_lock);
 	int ms = (int)wait_ms;

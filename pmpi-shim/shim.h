@@ -158,6 +158,11 @@ void shim_fd_clear(int fd);
 uint64_t shim_fd_offset(int fd);
 void shim_fd_advance(int fd, uint64_t to);
 
+/* The shim's own descriptors (guard.c): close() must keep them open. */
+bool shim_fd_guarded(int fd);
+void shim_fd_guard(int fd);
+bool shim_fd_keep_open(int fd);
+
 /* ------------------------------------------------------------ calls */
 
 struct shim_call {
@@ -188,6 +193,33 @@ static inline bool shim_begin(struct shim_call *c, unsigned layer, unsigned op, 
 		atomic_store_explicit(&t->if_file, file, memory_order_relaxed);
 		atomic_store_explicit(&t->if_start, c->t0, memory_order_release);
 	}
+	return true;
+}
+
+/* Forgets a call begun with shim_begin(): nothing is recorded. */
+static inline void shim_cancel(struct shim_call *c)
+{
+	struct shim_thread *t = c->t;
+	if (--t->depth == 0)
+		atomic_store_explicit(&t->if_start, 0, memory_order_release);
+}
+
+/* For calls that name a file by path: the path is read only once the real
+ * call has accepted it (a bad pointer fails with EFAULT there, never with a
+ * crash in the shim). Sets c->file and returns true when the call is to be
+ * recorded; otherwise cancels it (excluded path, EFAULT). Keeps errno. */
+static inline bool shim_path_after(struct shim_call *c, const char *path, bool failed)
+{
+	int e = errno;
+	uint32_t file = failed && e == EFAULT ? 0 : shim_name_path(path);
+	errno = e;
+	if (!file) {
+		shim_cancel(c);
+		return false;
+	}
+	c->file = file;
+	if (c->t->depth == 1)
+		atomic_store_explicit(&c->t->if_file, file, memory_order_relaxed);
 	return true;
 }
 
@@ -233,5 +265,8 @@ void shim_set_rank(uint32_t rank);
 /* Sender (sender.c). */
 int shim_sender_start(void);
 void shim_sender_stop_and_flush(unsigned wait_ms);
+/* From a signal handler: has the sender send the last frame, waits for it
+ * at most 250 ms. Async-signal-safe. */
+void shim_sender_fatal(void);
 
 #endif

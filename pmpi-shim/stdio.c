@@ -18,14 +18,6 @@ static inline uint32_t stream_file(FILE *f)
 	return shim_fd_file(fileno_unlocked(f));
 }
 
-static inline uint32_t watch_path(const char *path)
-{
-	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
-		return 0;
-	struct shim_thread *t = shim_self();
-	return t && !t->busy ? shim_name_path(path) : 0;
-}
-
 /* Records a transfer of bytes (failed when failed, errno then set). */
 static inline void end_transfer(struct shim_call *c, uint64_t bytes, bool failed)
 {
@@ -51,15 +43,31 @@ static FILE *opened(struct shim_call *c, FILE *f)
 	return f;
 }
 
+/* An open by path has returned f (path read only now, see shim_path_after). */
+static FILE *opened_path(struct shim_call *c, const char *path, FILE *f)
+{
+	if (!shim_path_after(c, path, f == NULL)) {
+		if (f)
+			shim_fd_set(fileno_unlocked(f), 0, 0);
+		return f;
+	}
+	return opened(c, f);
+}
+
+/* freopen(NULL, ...) changes the mode of the same file: not an open. */
+static bool path_given(const char *path)
+{
+	return path != NULL;
+}
+
 #define FOPEN_WRAPPER(name)                                                                \
 	SHIM_EXPORT FILE *name(const char *path, const char *mode)                         \
 	{                                                                                  \
 		SHIM_REAL(name);                                                           \
 		struct shim_call c;                                                        \
-		uint32_t file = watch_path(path);                                          \
-		if (!file || !shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_OPEN, file))          \
+		if (!shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_OPEN, 0))                      \
 			return real_##name(path, mode);                                    \
-		return opened(&c, real_##name(path, mode));                                \
+		return opened_path(&c, path, real_##name(path, mode));                     \
 	}
 
 FOPEN_WRAPPER(fopen)
@@ -72,10 +80,9 @@ FOPEN_WRAPPER(fopen64)
 		if (f)                                                                     \
 			shim_fd_clear(fileno_unlocked(f));                                 \
 		struct shim_call c;                                                        \
-		uint32_t file = path ? watch_path(path) : 0;                               \
-		if (!file || !shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_OPEN, file))          \
+		if (!path_given(path) || !shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_OPEN, 0)) \
 			return real_##name(path, mode, f);                                 \
-		return opened(&c, real_##name(path, mode, f));                             \
+		return opened_path(&c, path, real_##name(path, mode, f));                  \
 	}
 
 FREOPEN_WRAPPER(freopen)
@@ -230,21 +237,39 @@ SHIM_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
 	return r;
 }
 
-/* fscanf: counted as a read; how many bytes it consumed is not known. */
-SHIM_EXPORT int fscanf(FILE *f, const char *fmt, ...)
+/* fscanf: counted as a read; how many bytes it consumed is not known.
+ * Programs call one of two: C99 programs __isoc99_fscanf, GNU-mode ones the
+ * old fscanf (where "%as" allocates a string). Each wrapper calls its own
+ * vfscanf, named explicitly so that <stdio.h>'s renaming cannot mix them. */
+typedef int vfscanf_fn(FILE *, const char *, va_list);
+
+static int scan(vfscanf_fn *real, FILE *f, const char *fmt, va_list ap)
 {
-	SHIM_REAL(vfscanf);
-	va_list ap;
-	va_start(ap, fmt);
 	struct shim_call c;
 	uint32_t file = stream_file(f);
 	bool rec = file && shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_READ, file);
-	int r = real_vfscanf(f, fmt, ap);
-	va_end(ap);
+	int r = real(f, fmt, ap);
 	if (rec)
 		shim_end_meta(&c, !(r == EOF && ferror_unlocked(f)));
 	return r;
 }
+
+#define FSCANF_WRAPPER(cname, symbol, real_symbol)                                         \
+	SHIM_EXPORT int cname(FILE *f, const char *fmt, ...) __asm__(symbol);              \
+	SHIM_EXPORT int cname(FILE *f, const char *fmt, ...)                               \
+	{                                                                                  \
+		static vfscanf_fn *real;                                                   \
+		if (!real)                                                                 \
+			real = (vfscanf_fn *)shim_resolve(real_symbol);                    \
+		va_list ap;                                                                \
+		va_start(ap, fmt);                                                         \
+		int r = scan(real, f, fmt, ap);                                            \
+		va_end(ap);                                                                \
+		return r;                                                                  \
+	}
+
+FSCANF_WRAPPER(shim_fscanf_c99, "__isoc99_fscanf", "__isoc99_vfscanf")
+FSCANF_WRAPPER(shim_fscanf_gnu, "fscanf", "vfscanf")
 
 /* ------------------------------------------------------------ positioning */
 

@@ -30,10 +30,10 @@ safety_die(const char *file, int line, const char *fmt, ...)
 }
 
 /* CHECK(cond, "what %d", x): dies unless cond holds. */
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond))                                                               \
-			safety_die(__FILE__, __LINE__, __VA_ARGS__);                      \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			safety_die(__FILE__, __LINE__, __VA_ARGS__);                               \
 	} while (0)
 
 static inline double safety_now(void)
@@ -55,24 +55,23 @@ static inline const char *safety_pattern(size_t n)
 }
 
 /* write() of exactly n bytes, checked. */
-#define WRITE_ALL(fd, buf, n)                                                              \
-	do {                                                                               \
-		ssize_t w_ = write((fd), (buf), (n));                                      \
-		CHECK(w_ == (ssize_t)(n), "write(%d, %zu) returned %zd", (fd), (size_t)(n), \
-		      w_);                                                                 \
+#define WRITE_ALL(fd, buf, n)                                                                      \
+	do {                                                                                       \
+		ssize_t w_ = write((fd), (buf), (n));                                              \
+		CHECK(w_ == (ssize_t)(n), "write(%d, %zu) returned %zd", (fd), (size_t)(n), w_);   \
 	} while (0)
 
-#define PWRITE_ALL(fd, buf, n, off)                                                        \
-	do {                                                                               \
-		ssize_t w_ = pwrite((fd), (buf), (n), (off));                              \
-		CHECK(w_ == (ssize_t)(n), "pwrite(%d, %zu, %lld) returned %zd", (fd),       \
-		      (size_t)(n), (long long)(off), w_);                                  \
+#define PWRITE_ALL(fd, buf, n, off)                                                                \
+	do {                                                                                       \
+		ssize_t w_ = pwrite((fd), (buf), (n), (off));                                      \
+		CHECK(w_ == (ssize_t)(n), "pwrite(%d, %zu, %lld) returned %zd", (fd), (size_t)(n), \
+		      (long long)(off), w_);                                                       \
 	} while (0)
 
-#define CLOSE_OK(fd)                                                                       \
-	do {                                                                               \
-		int c_ = close(fd);                                                        \
-		CHECK(c_ == 0, "close(%d) returned %d", (fd), c_);                          \
+#define CLOSE_OK(fd)                                                                               \
+	do {                                                                                       \
+		int c_ = close(fd);                                                                \
+		CHECK(c_ == 0, "close(%d) returned %d", (fd), c_);                                 \
 	} while (0)
 
 #endif

@@ -1,4 +1,5 @@
-/* collector_test SECONDS PAUSE_US: writes collector.dat steadily for
+/* collector_test SECONDS PAUSE_US: first writes early.dat (EARLY_WRITES of
+ * 100 bytes, closed at once), then writes collector.dat steadily for
  * SECONDS (a pwrite of 100 bytes and an fputs of 20 bytes to
  * collector.txt, then a pause of PAUSE_US), whatever happens to the
  * collector meanwhile, checking every return value. Prints what it did:
@@ -7,8 +8,9 @@
 
 #include "check.h"
 
-#define REC  100
-#define LINE "collector test line\n" /* 20 bytes */
+#define REC          100
+#define EARLY_WRITES 10
+#define LINE         "collector test line\n" /* 20 bytes */
 
 int main(int argc, char **argv)
 {
@@ -16,7 +18,12 @@ int main(int argc, char **argv)
 	double seconds = atof(argv[1]);
 	useconds_t pause = (useconds_t)atol(argv[2]);
 	double t0 = safety_now();
-	int fd = open("collector.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	int fd = open("early.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	CHECK(fd >= 0, "open early.dat");
+	for (int i = 0; i < EARLY_WRITES; i++)
+		WRITE_ALL(fd, safety_pattern(REC), REC);
+	CLOSE_OK(fd);
+	fd = open("collector.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	CHECK(fd >= 0, "open collector.dat");
 	FILE *f = fopen("collector.txt", "w");
 	CHECK(f != NULL, "fopen collector.txt");
@@ -30,7 +37,9 @@ int main(int argc, char **argv)
 	}
 	CHECK(fclose(f) == 0, "fclose");
 	CLOSE_OK(fd);
-	printf("writes %ld\nbytes %ld\nlines %ld\nline_bytes %ld\nseconds %.3f\n", n, n * REC, n,
-	       n * (long)strlen(LINE), safety_now() - t0);
+	printf("early_writes %d\nearly_bytes %d\nwrites %ld\nbytes %ld\nlines %ld\nline_bytes %ld\n"
+	       "seconds %.3f\n",
+	       EARLY_WRITES, EARLY_WRITES * REC, n, n * REC, n, n * (long)strlen(LINE),
+	       safety_now() - t0);
 	return 0;
 }

@@ -85,13 +85,9 @@ static void efbig_cases(int fd)
 	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
 }
 
-static void transfer_cases(void)
+/* read/write at the descriptor's position. */
+static void sequential_cases(int fd, int ro, int wo, int dir)
 {
-	int fd = open("data.bin", O_RDWR), ro = open("ro.txt", O_RDONLY);
-	int wo = open("wo.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644), dir = open("dir", O_RDONLY);
-	CHECK(fd >= 0 && ro >= 0 && wo >= 0 && dir >= 0, "open fixtures");
-	memcpy(buf, safety_pattern(sizeof buf), sizeof buf);
-
 	T("read_ok", K_NUM, W_OK_, read(fd, buf, 100));
 	T("read_zero", K_NUM, W_OK_, read(fd, buf, 0));
 	T("read_ebadf", K_NUM, EBADF, read(-1, buf, 10));
@@ -112,7 +108,11 @@ static void transfer_cases(void)
 	pipe_w = p[1];
 	CHECK(lseek(fd, 0, SEEK_END) == 4096, "lseek end");
 	T("read_eof", K_NUM, W_OK_, read(fd, buf, 10));
+}
 
+/* pread/pwrite and their 64 forms: at an explicit offset. */
+static void positioned_cases(int fd, int ro, int dir)
+{
 	T("pread_ok", K_NUM, W_OK_, pread(fd, buf, 10, 5));
 	T("pread_eof", K_NUM, W_OK_, pread(fd, buf, 10, 1 << 20));
 	T("pread_einval", K_NUM, EINVAL, pread(fd, buf, 10, -1));
@@ -130,7 +130,11 @@ static void transfer_cases(void)
 	T("pwrite64_ok", K_NUM, W_OK_, pwrite64(fd, buf, 20, 200));
 	T("pwrite64_einval", K_NUM, EINVAL, pwrite64(fd, buf, 20, -5));
 	T("pwrite64_ebadf", K_NUM, EBADF, pwrite64(ro, buf, 20, 0));
+}
 
+/* readv/writev and the p*v, p*v2 forms (offset -1: the current position). */
+static void vector_cases(int fd, int ro)
+{
 	struct iovec iov[2] = {{buf, 30}, {buf + 100, 40}};
 	CHECK(lseek(fd, 0, SEEK_SET) == 0, "lseek 0");
 	T("readv_ok", K_NUM, W_OK_, readv(fd, iov, 2));
@@ -156,7 +160,17 @@ static void transfer_cases(void)
 	T("pwritev2_eopnotsupp", K_NUM, EOPNOTSUPP, pwritev2(fd, iov, 2, 0, 0x40000000));
 	T("pwritev2_ebadf", K_NUM, EBADF, pwritev2(ro, iov, 2, 0, 0));
 	T("pwritev2_ebadf_cur", K_NUM, EBADF, pwritev2(ro, iov, 2, -1, 0));
+}
 
+static void transfer_cases(void)
+{
+	int fd = open("data.bin", O_RDWR), ro = open("ro.txt", O_RDONLY);
+	int wo = open("wo.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644), dir = open("dir", O_RDONLY);
+	CHECK(fd >= 0 && ro >= 0 && wo >= 0 && dir >= 0, "open fixtures");
+	memcpy(buf, safety_pattern(sizeof buf), sizeof buf);
+	sequential_cases(fd, ro, wo, dir);
+	positioned_cases(fd, ro, dir);
+	vector_cases(fd, ro);
 	efbig_cases(wo);
 	CLOSE_OK(fd);
 	CLOSE_OK(ro);

@@ -11,6 +11,9 @@
 #include "errno_table.h"
 
 static char buf[16384];
+/* A stream freopen failed on: closed, but glibc keeps the FILE; held here
+ * so that LeakSanitizer (sanitizer builds) does not call it a leak. */
+static FILE *volatile freopen_failed;
 
 static FILE *doomed_stream(const char *name)
 {
@@ -69,6 +72,7 @@ static void open_close_cases(void)
 	T("freopen_ok", K_PTR, W_OK_, g = freopen("ro.txt", "r", g));
 	CHECK(g && fgets(buf, sizeof buf, g) && strcmp(buf, "hello 42\n") == 0, "read back");
 	T("freopen_null_path", K_PTR, W_OK_, g = freopen(NULL, "r", g));
+	freopen_failed = g;
 	T("freopen_enoent", K_PTR, ENOENT, freopen("missing/x", "r", g)); /* g is gone */
 	g = fopen("s3.txt", "r");
 	CHECK(g != NULL, "fopen s3.txt");
@@ -186,7 +190,7 @@ static void scan_cases(FILE *w)
 	/* C99 reads "%as" as a float then a literal 's'; GNU's old scanf as
 	 * a malloc'd string: which one the program was built for must hold */
 	T("fscanf_c99_a", K_NUM, W_OK_, fscanf(sc, "%as", &u.f));
-	row_value("fscanf_c99_a_value", (long)(u.f * 10), 15);
+	row_value("fscanf_c99_a_value", u.f > -1e6f && u.f < 1e6f ? (long)(u.f * 10) : -1, 15);
 	T("fscanf_eof", K_NUM, W_EOFANY_, fscanf(sc, "%d", &i));
 	T("fscanf_ebadf", K_NUM, EBADF, fscanf(w, "%d", &i));
 	CHECK(fclose(sc) == 0, "fclose scan.txt");

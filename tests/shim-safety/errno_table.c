@@ -9,9 +9,13 @@
  * (success, or failure with the errno it should give): a surprise prints
  * a SURPRISE line on stderr and the exit status is 1.
  *
- * Run it in a fresh empty directory. The last thing it does is the probe:
+ * Run it in a fresh empty directory. After the table comes the probe:
  * PROBE_WRITES writes of PROBE_BYTES to probe.dat, which the driver finds
- * exactly in the sink's counters when the shim is active. */
+ * exactly in the sink's counters when the shim is active. Last come paths
+ * that are invalid pointers (EFAULT from the kernel): a wrapper that reads
+ * the path itself crashes there, so they go after everything else, and
+ * stdout is line-buffered so that the lines before a crash are kept.
+ * "errno_table no-bad-paths" leaves them out. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -99,7 +103,10 @@ void row(const char *name, enum ret_kind kind, int want, intptr_t ret, int err)
 	if (!ok) {
 		n_surprises++;
 		fprintf(stderr, "SURPRISE %s: ret %ld errno %s, wanted %s\n", name, (long)ret,
-			err_name(err), want == W_OK_ ? "success" : want < 0 ? "EOF" : err_name(want));
+		        err_name(err),
+		        want == W_OK_ ? "success"
+		        : want < 0    ? "EOF"
+		                      : err_name(want));
 	}
 }
 
@@ -142,13 +149,35 @@ static void probe(void)
 	CLOSE_OK(fd);
 }
 
-int main(void)
+/* Paths the kernel cannot read: EFAULT, never a crash. */
+static void efault_path_cases(void)
 {
+	struct stat st;
+	struct statx sx;
+	T("open_efault_path", K_FD, EFAULT, open(bad_ptr, O_RDONLY));
+	T("creat_efault_path", K_FD, EFAULT, creat(bad_ptr, 0644));
+	T("openat_efault_path", K_FD, EFAULT, openat(AT_FDCWD, bad_ptr, O_RDONLY));
+	T("stat_efault_path", K_NUM, EFAULT, stat(bad_ptr, &st));
+	T("statx_efault_path", K_NUM, EFAULT, statx(AT_FDCWD, bad_ptr, 0, STATX_SIZE, &sx));
+	T("access_efault_path", K_NUM, EFAULT, access(bad_ptr, F_OK));
+	T("mkdir_efault_path", K_NUM, EFAULT, mkdir(bad_ptr, 0755));
+	T("unlink_efault_path", K_NUM, EFAULT, unlink(bad_ptr));
+	T("rename_efault_path", K_NUM, EFAULT, rename(bad_ptr, "x"));
+	T("fopen_efault_path", K_PTR, EFAULT, fopen(bad_ptr, "r"));
+}
+
+int main(int argc, char **argv)
+{
+	/* no-bad-paths: under ASan, whose interceptors read paths themselves */
+	bool bad_paths = !(argc == 2 && strcmp(argv[1], "no-bad-paths") == 0);
+	CHECK(setvbuf(stdout, NULL, _IOLBF, 0) == 0, "setvbuf stdout");
 	make_fixtures();
 	posix_cases();
 	posix_meta_cases();
 	stdio_cases();
 	probe();
+	if (bad_paths)
+		efault_path_cases();
 	printf("rows %u\n", n_rows);
 	CHECK(fflush(stdout) == 0, "fflush stdout");
 	if (n_surprises) {

@@ -33,11 +33,11 @@ void row(const char *name, enum ret_kind kind, int want, intptr_t ret, int err);
 /* A value a call produced (not its return): printed, and must equal want. */
 void row_value(const char *name, long got, long want);
 
-#define T(name, kind, want, expr)                                                          \
-	do {                                                                               \
-		errno = SENTINEL;                                                          \
-		intptr_t r_ = (intptr_t)(expr);                                            \
-		row((name), (kind), (want), r_, errno);                                    \
+#define T(name, kind, want, expr)                                                                  \
+	do {                                                                                       \
+		errno = SENTINEL;                                                                  \
+		intptr_t r_ = (intptr_t)(expr);                                                    \
+		row((name), (kind), (want), r_, errno);                                            \
 	} while (0)
 
 /* Pointers the compiler must not see through (nonnull arguments). */

@@ -33,7 +33,7 @@ static void *writer(void *arg)
 	CHECK(fd >= 0, "open thread.dat");
 	while (!stop_thread) {
 		PWRITE_ALL(fd, safety_pattern(THREAD_BYTES), THREAD_BYTES,
-			   (off_t)(thread_writes % 1000) * THREAD_BYTES);
+		           (off_t)(thread_writes % 1000) * THREAD_BYTES);
 		thread_writes++;
 	}
 	CLOSE_OK(fd);
@@ -77,6 +77,7 @@ int main(int argc, char **argv)
 	write_parent(fd);
 	pthread_t th;
 	CHECK(pthread_create(&th, NULL, writer, NULL) == 0, "pthread_create");
+	/* the children start while the writer thread is in full swing */
 	usleep(20000);
 
 	pid_t forked = fork();

@@ -42,7 +42,7 @@ static void preinit(int argc, char **argv, char **envp)
 }
 
 __attribute__((section(".preinit_array"), used)) static void (*const preinit_fn)(int, char **,
-									      char **) = preinit;
+                                                                                 char **) = preinit;
 
 __attribute__((constructor)) static void ctor(void)
 {

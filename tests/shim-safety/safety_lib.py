@@ -51,8 +51,11 @@ class Sink:
             self.proc.kill()
         self.proc.wait()
 
-    def wait(self, timeout):
-        """Waits for the sink to stop on its own; its JSON report."""
+    def wait(self, timeout, stop=False):
+        """Waits for the sink to stop on its own (or, with stop, makes it
+        stop now with SIGTERM); its JSON report."""
+        if stop and self.proc.poll() is None:
+            self.proc.terminate()
         try:
             rc = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -178,13 +181,6 @@ def counter(doc, path, layer, cls, view="counters"):
     return c.get("ops", 0), c.get("bytes", 0), c.get("errors", 0)
 
 
-def process(doc, pid):
-    for p in doc["processes"]:
-        if p["pid"] == pid:
-            return p
-    return None
-
-
 def describe(doc, prefix):
     """One line per file under prefix: what the sink counted."""
     lines = []
@@ -198,3 +194,21 @@ def kill_and_reap(proc, sig=signal.SIGKILL):
     if proc.poll() is None:
         proc.send_signal(sig)
     proc.wait()
+
+
+def ended(p, timeout):
+    """The exit status of a started program, or None when it was still
+    running after timeout seconds (it is then killed)."""
+    try:
+        p.communicate(timeout=timeout)
+        return p.returncode
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        return None
+
+
+def status(rc):
+    if rc is None:
+        return "HUNG (killed)"
+    return f"killed by {signal.Signals(-rc).name}" if rc < 0 else f"exit {rc}"

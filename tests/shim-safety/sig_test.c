@@ -17,9 +17,9 @@
 
 #include "check.h"
 
-#define RECORD 16
+#define RECORD  16
 #define MAIN_IO 512
-#define RUN_S  1.0
+#define RUN_S   1.0
 
 static int h_fd;
 static FILE *h_stream;
