@@ -425,8 +425,15 @@ def check_foreign_writes(chk, doc, tmp):
 # ------------------------------------------------------------------ modes
 
 def shim_env(args, url, key):
-    return {"LD_PRELOAD": os.path.realpath(args.shim), "IOPULSE_ADDR": url,
-            "IOPULSE_KEY": key, "IOPULSE_JOB": os.urandom(8).hex()}
+    preload = os.path.realpath(args.shim)
+    env = {"IOPULSE_ADDR": url, "IOPULSE_KEY": key, "IOPULSE_JOB": os.urandom(8).hex()}
+    if args.asan_runtime:
+        # a sanitizer build's shim: ASan's runtime must come first, and the
+        # MPI runtime's own leaks are not ours to report
+        preload = args.asan_runtime + ":" + preload
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
+    env["LD_PRELOAD"] = preload
+    return env
 
 
 def run_normal(chk, args, tmp, datadir):
@@ -511,6 +518,8 @@ def parse_args(argv):
     p.add_argument("--expect-children", action="store_true",
                    help="require linked POSIX children even without an mpiio truth entry")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    p.add_argument("--asan-runtime", default="",
+                   help="libasan.so to preload first (sanitizer builds)")
     p.add_argument("program", nargs="+", help="-- PROGRAM [ARGS...]")
     args = p.parse_args(argv)
     if args.flavor is None:
