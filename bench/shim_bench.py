@@ -30,8 +30,10 @@ def start_sink(name, finals):
     url = "ipc://%s/%s.ipc" % (work, name)
     ready = os.path.join(work, name + ".ready")
     out = os.path.join(work, name + ".json")
+    # --light: every frame decoded and checked, counters kept, no per-event
+    # bookkeeping: about what a leaf collector's intake costs
     p = subprocess.Popen([sink, "--url", url, "--key", key, "--out", out, "--ready", ready,
-                          "--expect-final", str(finals), "--timeout-s", "600"])
+                          "--expect-final", str(finals), "--timeout-s", "600", "--light"])
     for _ in range(100):
         if os.path.exists(ready):
             break

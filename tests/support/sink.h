@@ -89,6 +89,7 @@ struct sink_file {
 struct sink_opts {
 	const char *url, *out, *ready;
 	uint64_t expect_final, idle_ms, timeout_s;
+	bool light; /* counters and stats only: no per-event work */
 };
 
 struct sink {
