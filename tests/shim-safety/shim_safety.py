@@ -127,13 +127,15 @@ def test_signals(tools, run):
     # A handler call that interrupts the shim's own bookkeeping (the main
     # thread inside shim_end, or interning a name) passes through
     # unrecorded by design (shim.h: "busy"): at most what was counted, at
-    # least 90 % of it.
+    # least 90 % of it. An instrumented (sanitizer) shim spends longer in its
+    # bookkeeping, so more handler calls land there: at least 75 % then.
+    floor = 0.75 if tools.asan_runtime else 0.9
     for what, got, want in (("write()", hp, v["handler_writes"]),
                             ("fprintf()", hs, v["handler_fprintfs"])):
         missed = want - got[0]
         print(f"handler {what}: {missed} of {want} unrecorded "
               f"({100.0 * missed / max(want, 1):.2f} %)")
-        if not (0.9 * want <= got[0] <= want) or got[1] != 16 * got[0] or got[2]:
+        if not (floor * want <= got[0] <= want) or got[1] != 16 * got[0] or got[2]:
             problems.append(f"handler {what}: sink {got} for {want} calls of 16 bytes")
     check(not problems, "; ".join(problems))
 
