@@ -50,6 +50,7 @@ static struct {
 	bool final_sent;
 	bool hurry;
 	bool need_resync, resynced_for_final;
+	bool rings_left; /* the last collect() left events in a ring */
 	int wake_fd[2];
 	_Atomic int fatal_request, fatal_done;
 	uint64_t lost_events, send_failures, retired_events, retired_dropped, retired_ticks;
@@ -165,12 +166,17 @@ static void fold_drops(struct shim_thread *t)
 static void collect(void)
 {
 	struct shim_thread *prev = NULL;
+	S.rings_left = false;
 	for (struct shim_thread *t = atomic_load(&shim.threads); t;) {
+		/* Whether it had exited, read before its ring and drop cells: then
+		 * everything it wrote before exiting is visible to what follows. */
+		bool dead = atomic_load_explicit(&t->dead, memory_order_acquire);
 		drain(t);
 		fold_drops(t);
 		struct shim_thread *next = t->next;
 		bool empty = atomic_load(&t->tail) == atomic_load(&t->pub_head);
-		if (prev && empty && atomic_load_explicit(&t->dead, memory_order_acquire)) {
+		S.rings_left |= !empty; /* the stage was full: more next time */
+		if (prev && empty && dead) {
 			prev->next = next;
 			S.retired_events += atomic_load(&t->pub_head);
 			S.retired_dropped += atomic_load(&t->dropped);
@@ -253,7 +259,8 @@ static enum iop_err build(bool final, size_t *len, uint32_t *names_to, uint32_t 
 	*events_in = n;
 	if (err != IOP_OK && err != IOP_ERR_FULL)
 		return err;
-	bool everything = *names_to == n_names && *counters_in == S.n_dirty && n == S.n_stage;
+	bool everything = *names_to == n_names && *counters_in == S.n_dirty && n == S.n_stage &&
+			  !S.rings_left;
 	if (final && everything)
 		iop_enc_set_flags(&e, IOP_FRAME_FINAL);
 	return iop_enc_finish(&e, &shim.key, len);
@@ -295,7 +302,8 @@ static bool cycle(bool final, int flags, unsigned max)
 	}
 	for (unsigned f = 0; f < max; f++) {
 		collect();
-		if (!final && !S.n_stage && !S.n_dirty && S.announced == shim_names_count())
+		if (!final && !S.n_stage && !S.n_dirty && !S.rings_left &&
+		    S.announced == shim_names_count())
 			return true;
 		size_t len;
 		uint32_t names_to, counters_in;
