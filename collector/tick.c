@@ -1,0 +1,256 @@
+/* Tick rows: insertion-ordered arrays with an open-addressing index, cell
+ * arithmetic and the tick delta's serialisation. See tick.h. */
+#include "tick.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+
+void coll_cell_init(struct coll_cell *c)
+{
+	memset(c, 0, sizeof(*c));
+	iop_hist_init(&c->hist);
+}
+
+void coll_tick_init(struct coll_tick *k, int64_t t, uint64_t tick_ns)
+{
+	memset(k, 0, sizeof(*k));
+	k->t = t;
+	k->tick_ns = tick_ns;
+}
+
+void coll_tick_free(struct coll_tick *k)
+{
+	for (uint32_t i = 0; i < k->n; i++)
+		iop_hist_free(&k->cell[i].hist);
+	free(k->key);
+	free(k->cell);
+	free(k->slot);
+	coll_tick_init(k, 0, k->tick_ns);
+}
+
+void coll_tick_reset(struct coll_tick *k, int64_t t)
+{
+	for (uint32_t i = 0; i < k->n; i++)
+		iop_hist_free(&k->cell[i].hist);
+	if (k->slot)
+		memset(k->slot, 0, k->n_slots * sizeof(*k->slot));
+	k->n = 0;
+	k->t = t;
+}
+
+static uint64_t key_hash(const struct coll_key *key)
+{
+	uint64_t h = key->id ^ ((uint64_t)key->rank << 17) ^ ((uint64_t)key->kind << 49) ^
+	             ((uint64_t)key->layer << 53) ^ ((uint64_t)key->cls << 57);
+	h ^= h >> 33;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return h;
+}
+
+static bool key_eq(const struct coll_key *a, const struct coll_key *b)
+{
+	return a->id == b->id && a->rank == b->rank && a->kind == b->kind && a->layer == b->layer &&
+	       a->cls == b->cls;
+}
+
+/* Index slot of key: its row's slot, or the empty slot where it would go. */
+static uint32_t probe(const struct coll_tick *k, const struct coll_key *key)
+{
+	uint32_t mask = k->n_slots - 1, i = (uint32_t)key_hash(key) & mask;
+	while (k->slot[i] && !key_eq(&k->key[k->slot[i] - 1], key))
+		i = (i + 1) & mask;
+	return i;
+}
+
+struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_key *key)
+{
+	if (k->n == 0)
+		return NULL;
+	uint32_t s = k->slot[probe(k, key)];
+	return s ? &k->cell[s - 1] : NULL;
+}
+
+static enum iop_err grow(struct coll_tick *k)
+{
+	uint32_t cap = k->cap ? k->cap * 2 : 64;
+	if (cap > COLL_TICK_MAX_ROWS)
+		return IOP_ERR_OVERSIZED;
+	struct coll_key *key = realloc(k->key, cap * sizeof(*key));
+	if (!key)
+		return IOP_ERR_NOMEM;
+	k->key = key;
+	struct coll_cell *cell = realloc(k->cell, cap * sizeof(*cell));
+	if (!cell)
+		return IOP_ERR_NOMEM;
+	k->cell = cell;
+	uint32_t n_slots = cap * 4;
+	uint32_t *slot = calloc(n_slots, sizeof(*slot));
+	if (!slot)
+		return IOP_ERR_NOMEM;
+	free(k->slot);
+	k->slot = slot;
+	k->n_slots = n_slots;
+	k->cap = cap;
+	for (uint32_t i = 0; i < k->n; i++)
+		k->slot[probe(k, &k->key[i])] = i + 1;
+	return IOP_OK;
+}
+
+enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
+                           struct coll_cell **cell)
+{
+	if (k->n_slots) {
+		uint32_t s = k->slot[probe(k, key)];
+		if (s) {
+			*cell = &k->cell[s - 1];
+			return IOP_OK;
+		}
+	}
+	if (k->n == k->cap) {
+		enum iop_err e = grow(k);
+		if (e)
+			return e;
+	}
+	uint32_t i = k->n++;
+	k->key[i] = *key;
+	coll_cell_init(&k->cell[i]);
+	k->slot[probe(k, key)] = i + 1;
+	*cell = &k->cell[i];
+	return IOP_OK;
+}
+
+unsigned coll_size_class(uint64_t n)
+{
+	return n < 4096 ? 0 : n < 65536 ? 1 : n < 1048576 ? 2 : 3;
+}
+
+void coll_cell_add_call(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes, bool has_bytes,
+                        bool failed)
+{
+	c->ops++;
+	c->errors += failed;
+	c->time_ns += dur_ns;
+	if (has_bytes) {
+		c->bytes += bytes;
+		c->size_ops[coll_size_class(bytes)]++;
+	}
+	/* A bucket holding UINT32_MAX calls in one tick cannot happen at any
+	 * real rate; if it did, the latency would be missing, the counts not. */
+	(void)iop_hist_record(&c->hist, dur_ns);
+}
+
+enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
+{
+	enum iop_err e = iop_hist_merge(&dst->hist, &src->hist);
+	if (e)
+		return e;
+	dst->ops += src->ops;
+	dst->bytes += src->bytes;
+	dst->errors += src->errors;
+	dst->time_ns += src->time_ns;
+	dst->excl_ns += src->excl_ns;
+	dst->busy_ns += src->busy_ns;
+	dst->child_ops += src->child_ops;
+	dst->child_bytes += src->child_bytes;
+	dst->off_ops += src->off_ops;
+	dst->seq_ops += src->seq_ops;
+	for (unsigned i = 0; i < COLL_SIZE_CLASSES; i++)
+		dst->size_ops[i] += src->size_ops[i];
+	dst->inflight += src->inflight;
+	if (src->oldest_ns && (!dst->oldest_ns || src->oldest_ns < dst->oldest_ns))
+		dst->oldest_ns = src->oldest_ns;
+	return IOP_OK;
+}
+
+enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src)
+{
+	for (uint32_t i = 0; i < src->n; i++) {
+		struct coll_cell *c;
+		enum iop_err e = coll_tick_row(dst, &src->key[i], &c);
+		if (!e)
+			e = coll_cell_merge(c, &src->cell[i]);
+		if (e)
+			return e;
+	}
+	return IOP_OK;
+}
+
+/* The cell's counters in wire order; one list so encode and decode agree. */
+#define CELL_FIELDS(X)                                                                             \
+	X(ops) X(bytes) X(errors) X(time_ns) X(excl_ns) X(busy_ns) X(child_ops) X(child_bytes)     \
+	X(off_ops) X(seq_ops) X(size_ops[0]) X(size_ops[1]) X(size_ops[2]) X(size_ops[3])           \
+	X(inflight) X(oldest_ns)
+
+void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
+{
+	iop_put_svarint(c, k->t);
+	iop_put_varint(c, k->tick_ns);
+	iop_put_varint(c, k->n);
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct coll_key *key = &k->key[i];
+		const struct coll_cell *cell = &k->cell[i];
+		iop_put_u8(c, key->kind);
+		iop_put_u8(c, (uint8_t)(key->layer << 4 | key->cls));
+		iop_put_varint(c, key->rank);
+		iop_put_u64le(c, key->id);
+#define PUT(f) iop_put_varint(c, cell->f);
+		CELL_FIELDS(PUT)
+#undef PUT
+		iop_hist_encode(&cell->hist, c);
+	}
+}
+
+static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c)
+{
+	struct coll_key key = {0};
+	key.kind = iop_get_u8(c);
+	uint8_t lc = iop_get_u8(c);
+	key.layer = lc >> 4;
+	key.cls = lc & 15;
+	key.rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+	key.id = iop_get_u64le(c);
+	if (c->err)
+		return c->err;
+	if (key.kind < COLL_ROW_RANK || key.kind > COLL_ROW_SITE || key.layer >= IOP_LAYER__COUNT ||
+	    key.cls >= IOP_CLASS__COUNT)
+		return IOP_ERR_MALFORMED;
+	if (coll_tick_find(k, &key))
+		return IOP_ERR_MALFORMED;
+	struct coll_cell *cell;
+	enum iop_err e = coll_tick_row(k, &key, &cell);
+	if (e)
+		return e;
+#define GET(f) cell->f = iop_get_varint(c);
+	CELL_FIELDS(GET)
+#undef GET
+	if (c->err)
+		return c->err;
+	return iop_hist_decode(&cell->hist, c);
+}
+
+enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c)
+{
+	coll_tick_reset(k, 0);
+	k->t = iop_get_svarint(c);
+	k->tick_ns = iop_get_varint(c);
+	if (!c->err && k->tick_ns == 0)
+		c->err = IOP_ERR_MALFORMED;
+	uint64_t n = iop_get_varint(c);
+	enum iop_err e = c->err;
+	if (!e && n > COLL_TICK_MAX_ROWS)
+		e = IOP_ERR_OVERSIZED;
+	/* Each row takes at least 12 bytes: a huge count with no bytes behind
+	 * it is rejected before anything is allocated for it. */
+	if (!e && n > iop_rcur_left(c) / 12)
+		e = IOP_ERR_TRUNCATED;
+	for (uint64_t i = 0; !e && i < n; i++)
+		e = decode_row(k, c);
+	if (e)
+		coll_tick_reset(k, 0);
+	return e;
+}

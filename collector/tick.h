@@ -1,0 +1,132 @@
+/* One tick's aggregates: the unit every part of the collector tree passes
+ * around. A leaf fills ticks from events, sends each closed tick up as a
+ * delta; mids and the root merge deltas of the same tick; the root keeps
+ * closed ticks as its history, runs the alerts on them and writes them to
+ * the recording; replay reads them back into the same structure.
+ *
+ * A tick is a set of rows, each a key and a cell. The key says what the row
+ * aggregates:
+ *   RANK   one rank's calls of one layer and op class   (rank, layer, cls)
+ *   FILE   one file's (or dataset's) calls, all ranks    (id = path hash, layer, cls)
+ *   LAYER  every call of one layer and op class          (layer, cls)
+ *   SITE   one call site's calls                         (id = site hash, layer, cls)
+ * Rows are kept in insertion order in arrays (so iteration is cheap and
+ * stable) with an open-addressing index over them.
+ *
+ * Ticks are numbered from the Unix epoch: tick t covers the times
+ * [t * tick_ns, (t + 1) * tick_ns), so every collector agrees on numbering
+ * without talking to the others. */
+#ifndef COLL_TICK_H
+#define COLL_TICK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+#include "err.h"
+#include "hist.h"
+
+enum coll_row_kind {
+	COLL_ROW_RANK = 1,
+	COLL_ROW_FILE = 2,
+	COLL_ROW_LAYER = 3,
+	COLL_ROW_SITE = 4,
+};
+
+#define COLL_RANK_NONE UINT32_MAX /* rank field of rows that are not per rank */
+#define COLL_ID_OTHER  UINT64_MAX /* id of the row the least active files fold into */
+
+/* Transfer sizes the small-request rules look at: [0, 4 KiB), [4 KiB,
+ * 64 KiB), [64 KiB, 1 MiB), 1 MiB and more. */
+enum { COLL_SIZE_CLASSES = 4 };
+
+struct coll_key {
+	uint64_t id; /* file or site hash; 0 for RANK and LAYER rows */
+	uint32_t rank;
+	uint8_t kind; /* enum coll_row_kind */
+	uint8_t layer;
+	uint8_t cls;
+};
+
+struct coll_cell {
+	uint64_t ops;         /* calls that ended in the tick */
+	uint64_t bytes;       /* bytes they moved */
+	uint64_t errors;      /* of those calls, failed ones */
+	uint64_t time_ns;     /* inclusive time: sum of durations */
+	uint64_t excl_ns;     /* exclusive time: minus the time of calls they issued */
+	uint64_t busy_ns;     /* time of the tick during which a call was in progress */
+	uint64_t child_ops;   /* calls issued below these calls (MPI-IO fragmentation) */
+	uint64_t child_bytes; /* bytes those moved */
+	uint64_t off_ops;     /* transfers with an offset */
+	uint64_t seq_ops;     /* of those, starting where the last one on the file ended */
+	uint64_t size_ops[COLL_SIZE_CLASSES];
+	uint64_t inflight;    /* calls in progress when the tick closed */
+	uint64_t oldest_ns;   /* start time of the oldest of those; 0 when none */
+	struct iop_hist hist; /* latencies of the calls that ended in the tick */
+};
+
+struct coll_tick {
+	int64_t t;          /* tick number */
+	uint64_t tick_ns;   /* tick length */
+	uint32_t n, cap;    /* rows */
+	struct coll_key *key;
+	struct coll_cell *cell;
+	uint32_t *slot;     /* open addressing: row index + 1, 0 = empty */
+	uint32_t n_slots;   /* power of two, > 2 * cap */
+};
+
+/* Limits a decoder enforces (a delta from a peer is not trusted). */
+#define COLL_TICK_MAX_ROWS (1u << 22)
+
+void coll_tick_init(struct coll_tick *k, int64_t t, uint64_t tick_ns);
+void coll_tick_free(struct coll_tick *k);
+/* Empties it for tick t, keeping its memory. */
+void coll_tick_reset(struct coll_tick *k, int64_t t);
+
+/* The row of key, added (zeroed) when absent. NOMEM leaves the tick as it was. */
+enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
+                           struct coll_cell **cell);
+/* The row of key, or NULL. */
+struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_key *key);
+
+void coll_cell_init(struct coll_cell *c);
+/* dst += src. In-flight counts add; the oldest start is the earlier one. */
+enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src);
+/* dst += every row of src (the tick numbers need not match: downsampling
+ * merges several ticks into one). */
+enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src);
+
+/* Records one call in a cell. */
+void coll_cell_add_call(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes, bool has_bytes,
+                        bool failed);
+
+/* Size class of a transfer of n bytes. */
+unsigned coll_size_class(uint64_t n);
+
+/* Serialisation (docs/collector.md, "Tick delta"): rows in order, each key
+ * and cell as varints, the histogram in its sparse form. Encode sets the
+ * cursor's FULL error when out of room. Decode replaces *k's rows; it
+ * rejects duplicate keys, unknown kinds and more than COLL_TICK_MAX_ROWS
+ * rows (MALFORMED / OVERSIZED), and leaves *k empty on failure. */
+void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c);
+enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c);
+
+static inline struct coll_key coll_key_rank(uint32_t rank, unsigned layer, unsigned cls)
+{
+	return (struct coll_key){.id = 0, .rank = rank, .kind = COLL_ROW_RANK, .layer = layer, .cls = cls};
+}
+static inline struct coll_key coll_key_file(uint64_t id, unsigned layer, unsigned cls)
+{
+	return (struct coll_key){.id = id, .rank = COLL_RANK_NONE, .kind = COLL_ROW_FILE, .layer = layer, .cls = cls};
+}
+static inline struct coll_key coll_key_layer(unsigned layer, unsigned cls)
+{
+	return (struct coll_key){.id = 0, .rank = COLL_RANK_NONE, .kind = COLL_ROW_LAYER, .layer = layer, .cls = cls};
+}
+static inline struct coll_key coll_key_site(uint64_t id, unsigned layer, unsigned cls)
+{
+	return (struct coll_key){.id = id, .rank = COLL_RANK_NONE, .kind = COLL_ROW_SITE, .layer = layer, .cls = cls};
+}
+
+#endif
