@@ -254,3 +254,75 @@ enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c)
 		coll_tick_reset(k, 0);
 	return e;
 }
+
+struct file_activity {
+	uint64_t id, weight;
+};
+
+static int by_weight_desc(const void *a, const void *b)
+{
+	const struct file_activity *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id; /* stable across collectors */
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct file_activity *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static bool kept(const struct file_activity *top, uint32_t n, uint64_t id)
+{
+	struct file_activity want = {.id = id};
+	return bsearch(&want, top, n, sizeof(*top), by_id) != NULL;
+}
+
+enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
+{
+	/* One entry per FILE row; a file with several (layer, class) rows
+	 * appears several times and its weight is summed after sorting by id. */
+	struct file_activity *v = malloc((size_t)(k->n ? k->n : 1) * sizeof(*v));
+	if (!v)
+		return IOP_ERR_NOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < k->n; i++)
+		if (k->key[i].kind == COLL_ROW_FILE && k->key[i].id != COLL_ID_OTHER)
+			v[n++] = (struct file_activity){k->key[i].id, k->cell[i].ops + k->cell[i].bytes / 4096 + k->cell[i].inflight};
+	qsort(v, n, sizeof(*v), by_id);
+	uint32_t files = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (files && v[files - 1].id == v[i].id)
+			v[files - 1].weight += v[i].weight;
+		else
+			v[files++] = v[i];
+	}
+	if (files <= max_files || max_files == 0) {
+		free(v);
+		return IOP_OK;
+	}
+	qsort(v, files, sizeof(*v), by_weight_desc);
+	uint32_t keep = max_files - 1; /* the "other" row takes the last place */
+	qsort(v, keep, sizeof(*v), by_id);
+	struct coll_tick out;
+	coll_tick_init(&out, k->t, k->tick_ns);
+	enum iop_err e = IOP_OK;
+	for (uint32_t i = 0; !e && i < k->n; i++) {
+		struct coll_key key = k->key[i];
+		if (key.kind == COLL_ROW_FILE && !kept(v, keep, key.id))
+			key.id = COLL_ID_OTHER;
+		struct coll_cell *c;
+		e = coll_tick_row(&out, &key, &c);
+		if (!e)
+			e = coll_cell_merge(c, &k->cell[i]);
+	}
+	free(v);
+	if (e) {
+		coll_tick_free(&out);
+		return e;
+	}
+	coll_tick_free(k);
+	*k = out;
+	return IOP_OK;
+}

@@ -133,9 +133,8 @@ static bool configure(void)
 	if (shim.interval_ms < 1 || shim.interval_ms > 10000)
 		shim.interval_ms = 10;
 	shim.rank = env_rank();
-	char host[256] = "";
-	gethostname(host, sizeof host - 1);
-	shim.node_id = (uint32_t)iop_hash_str(host);
+	gethostname(shim.host, sizeof shim.host - 1);
+	shim.node_id = (uint32_t)iop_hash_str(shim.host);
 	shim.use_tsc = iop_clock_tsc_wanted();
 	return true;
 }
@@ -207,6 +206,8 @@ __attribute__((constructor(101))) static void shim_init(void)
 	iop_log_init();
 	if (configure() && shim_names_init() == 0) {
 		owner_pid = getpid();
+		/* The node id in every frame is this name's hash, cut to 32 bits. */
+		shim_name_text(IOP_NAME_HOST, shim.host);
 		struct shim_thread *t = shim_self(); /* main thread's state */
 		if (t)
 			t->busy = 1;

@@ -26,6 +26,7 @@
 #define STAGE     4096
 #define FRAME_CAP (64 * 1024)
 #define CELLS     (IOP_LAYER__COUNT * IOP_CLASS__COUNT)
+#define HEARTBEAT_NS (500 * 1000000ull)
 
 struct cum {
 	uint64_t ops, bytes, ns, errors;
@@ -51,6 +52,7 @@ static struct {
 	bool hurry;
 	bool need_resync, resynced_for_final;
 	bool rings_left; /* the last collect() left events in a ring */
+	uint64_t last_sent_ns; /* CLOCK_REALTIME of the last frame sent */
 	int wake_fd[2];
 	_Atomic int fatal_request, fatal_done;
 	uint64_t lost_events, send_failures, retired_events, retired_dropped, retired_ticks;
@@ -302,8 +304,12 @@ static bool cycle(bool final, int flags, unsigned max)
 	}
 	for (unsigned f = 0; f < max; f++) {
 		collect();
+		/* Nothing new: still a frame every HEARTBEAT_NS, so that a call
+		 * hung in flight is reported and the collector knows the process
+		 * is alive (a silent one is taken for dead). */
 		if (!final && !S.n_stage && !S.n_dirty && !S.rings_left &&
-		    S.announced == shim_names_count())
+		    S.announced == shim_names_count() &&
+		    (f > 0 || iop_real_ns() - S.last_sent_ns < HEARTBEAT_NS))
 			return true;
 		size_t len;
 		uint32_t names_to, counters_in;
@@ -320,6 +326,7 @@ static bool cycle(bool final, int flags, unsigned max)
 			S.n_stage -= events_in;
 			return false;
 		}
+		S.last_sent_ns = iop_real_ns();
 		bool last = final && (iop_load_u16le(S.frame + 6) & IOP_FRAME_FINAL);
 		commit(names_to, counters_in, events_in);
 		if (last) {

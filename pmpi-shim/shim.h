@@ -102,6 +102,7 @@ struct shim_global {
 	_Atomic int state;   /* SHIM_ON while recording */
 	bool use_tsc;        /* ticks are TSC cycles (else CLOCK_MONOTONIC ns) */
 	uint32_t rank, node_id;
+	char host[256]; /* gethostname(); its HOST name record gives the node id */
 	uint64_t job_id;
 	struct iop_key key;
 	char addr[256];      /* where frames go (nanomsg URL) */

@@ -1,0 +1,52 @@
+/* iopulse: one binary, one subcommand per part (DESIGN.md "Components").
+ * This file only dispatches; each subcommand lives with the part it drives. */
+#include <stdio.h>
+#include <string.h>
+
+#include "frame.h"
+#include "jobcard.h"
+#include "run.h"
+
+#define IOP_REC_FORMAT_VERSION 1
+
+struct subcommand {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct subcommand commands[] = {
+	{"run", coll_cmd_run, "run a command with every process monitored"},
+	{"jobs", coll_cmd_jobs, "list this user's running jobs"},
+};
+
+static void usage(FILE *to)
+{
+	fprintf(to, "usage: iopulse SUBCOMMAND [OPTIONS] [ARGS]\n"
+	            "iopulse: a live I/O monitor for MPI jobs.\n\nsubcommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(to, "\n'iopulse SUBCOMMAND --help' lists its options; --version prints versions.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 1;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("iopulse %s (wire format %d, recording format %d)\n", IOP_VERSION,
+		       IOP_WIRE_VERSION, IOP_REC_FORMAT_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "iopulse: unknown subcommand '%s'; see 'iopulse --help'\n", argv[1]);
+	return 1;
+}

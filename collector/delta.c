@@ -1,0 +1,328 @@
+/* Tick deltas: building, merging and the message between collectors. See
+ * delta.h; the byte layout is in docs/collector.md. */
+#include "delta.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "frame.h"
+
+#define MAX_NAMES    (1u << 20)
+#define MAX_COUNTERS (1u << 22)
+#define MAX_PROCS    (1u << 20)
+
+void coll_delta_init(struct coll_delta *d, int64_t t, uint64_t tick_ns)
+{
+	memset(d, 0, sizeof(*d));
+	coll_tick_init(&d->tick, t, tick_ns);
+}
+
+static void free_names(struct coll_delta *d)
+{
+	for (uint32_t i = 0; i < d->n_names; i++)
+		free(d->names[i].text);
+	d->n_names = 0;
+}
+
+void coll_delta_free(struct coll_delta *d)
+{
+	free_names(d);
+	free(d->names);
+	free(d->counters);
+	free(d->procs);
+	coll_tick_free(&d->tick);
+	coll_delta_init(d, 0, d->tick.tick_ns);
+}
+
+void coll_delta_reset(struct coll_delta *d, int64_t t)
+{
+	free_names(d);
+	d->n_counters = d->n_procs = 0;
+	memset(&d->mon, 0, sizeof(d->mon));
+	coll_tick_reset(&d->tick, t);
+}
+
+/* Makes room for one more element of a growable array. */
+static enum iop_err reserve(void **v, uint32_t n, uint32_t *cap, size_t size, uint32_t max)
+{
+	if (n < *cap)
+		return IOP_OK;
+	if (n >= max)
+		return IOP_ERR_OVERSIZED;
+	uint32_t c = *cap ? *cap * 2 : 64;
+	void *p = realloc(*v, (size_t)c * size);
+	if (!p)
+		return IOP_ERR_NOMEM;
+	*v = p;
+	*cap = c;
+	return IOP_OK;
+}
+
+enum iop_err coll_delta_add_name(struct coll_delta *d, uint64_t hash, uint8_t kind,
+                                 const char *text, uint32_t len)
+{
+	enum iop_err e = reserve((void **)&d->names, d->n_names, &d->cap_names, sizeof(*d->names),
+	                         MAX_NAMES);
+	if (e)
+		return e;
+	char *copy = malloc((size_t)len + 1);
+	if (!copy)
+		return IOP_ERR_NOMEM;
+	memcpy(copy, text, len);
+	copy[len] = 0;
+	d->names[d->n_names++] =
+		(struct coll_name){.hash = hash, .text = copy, .len = len, .kind = kind};
+	return IOP_OK;
+}
+
+enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_counter *c)
+{
+	enum iop_err e = reserve((void **)&d->counters, d->n_counters, &d->cap_counters,
+	                         sizeof(*d->counters), MAX_COUNTERS);
+	if (!e)
+		d->counters[d->n_counters++] = *c;
+	return e;
+}
+
+enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p)
+{
+	enum iop_err e =
+		reserve((void **)&d->procs, d->n_procs, &d->cap_procs, sizeof(*d->procs), MAX_PROCS);
+	if (!e)
+		d->procs[d->n_procs++] = *p;
+	return e;
+}
+
+void coll_monitor_add(struct coll_monitor *dst, const struct coll_monitor *src)
+{
+	dst->frames += src->frames;
+	dst->events += src->events;
+	dst->produced += src->produced;
+	dst->dropped += src->dropped;
+	dst->late += src->late;
+	dst->rejected_frames += src->rejected_frames;
+	dst->shim_ns += src->shim_ns;
+}
+
+enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *src)
+{
+	enum iop_err e = coll_tick_merge(&dst->tick, &src->tick);
+	for (uint32_t i = 0; !e && i < src->n_names; i++)
+		e = coll_delta_add_name(dst, src->names[i].hash, src->names[i].kind,
+		                        src->names[i].text, src->names[i].len);
+	for (uint32_t i = 0; !e && i < src->n_counters; i++)
+		e = coll_delta_add_counter(dst, &src->counters[i]);
+	for (uint32_t i = 0; !e && i < src->n_procs; i++)
+		e = coll_delta_add_proc(dst, &src->procs[i]);
+	if (!e)
+		coll_monitor_add(&dst->mon, &src->mon);
+	return e;
+}
+
+/* The monitor counts in wire order. */
+#define MON_FIELDS(X) X(frames) X(events) X(produced) X(dropped) X(late) X(rejected_frames) X(shim_ns)
+
+void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c)
+{
+#define PUT(f) iop_put_varint(c, d->mon.f);
+	MON_FIELDS(PUT)
+#undef PUT
+	iop_put_varint(c, d->n_names);
+	for (uint32_t i = 0; i < d->n_names; i++) {
+		const struct coll_name *n = &d->names[i];
+		iop_put_u64le(c, n->hash);
+		iop_put_u8(c, n->kind);
+		iop_put_varint(c, n->len);
+		iop_put_bytes(c, n->text, n->len);
+	}
+	iop_put_varint(c, d->n_counters);
+	for (uint32_t i = 0; i < d->n_counters; i++) {
+		const struct coll_counter *k = &d->counters[i];
+		iop_put_varint(c, k->rank);
+		iop_put_u64le(c, k->file);
+		iop_put_u8(c, (uint8_t)(k->layer << 4 | k->cls));
+		iop_put_varint(c, k->ops);
+		iop_put_varint(c, k->bytes);
+		iop_put_varint(c, k->time_ns);
+		iop_put_varint(c, k->errors);
+	}
+	iop_put_varint(c, d->n_procs);
+	for (uint32_t i = 0; i < d->n_procs; i++) {
+		const struct coll_proc *p = &d->procs[i];
+		iop_put_u64le(c, p->t_ns);
+		iop_put_varint(c, p->rank);
+		iop_put_u32le(c, p->node);
+		iop_put_varint(c, p->pid);
+		iop_put_u8(c, p->state);
+	}
+	coll_tick_encode(&d->tick, c);
+}
+
+/* A count of records each at least min_bytes long: larger than what is
+ * left means the data is not there, whatever it claims. */
+static uint64_t get_count(struct iop_rcur *c, uint32_t max, size_t min_bytes)
+{
+	uint64_t n = iop_get_varint(c);
+	if (c->err)
+		return 0;
+	if (n > max) {
+		c->err = IOP_ERR_OVERSIZED;
+		return 0;
+	}
+	if (n > iop_rcur_left(c) / min_bytes) {
+		c->err = IOP_ERR_TRUNCATED;
+		return 0;
+	}
+	return n;
+}
+
+static enum iop_err decode_names(struct coll_delta *d, struct iop_rcur *c)
+{
+	uint64_t n = get_count(c, MAX_NAMES, 10);
+	for (uint64_t i = 0; !c->err && i < n; i++) {
+		uint64_t hash = iop_get_u64le(c);
+		uint8_t kind = iop_get_u8(c);
+		uint32_t len = (uint32_t)iop_get_varint_max(c, IOP_NAME_MAX);
+		const uint8_t *text = iop_get_bytes(c, len);
+		if (c->err)
+			break;
+		if (kind < IOP_NAME_FILE || kind > IOP_NAME_HOST || memchr(text, 0, len))
+			return IOP_ERR_MALFORMED;
+		enum iop_err e = coll_delta_add_name(d, hash, kind, (const char *)text, len);
+		if (e)
+			return e;
+	}
+	return c->err;
+}
+
+static enum iop_err decode_counters(struct coll_delta *d, struct iop_rcur *c)
+{
+	uint64_t n = get_count(c, MAX_COUNTERS, 14);
+	for (uint64_t i = 0; !c->err && i < n; i++) {
+		struct coll_counter k = {0};
+		k.rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+		k.file = iop_get_u64le(c);
+		uint8_t lc = iop_get_u8(c);
+		k.layer = lc >> 4;
+		k.cls = lc & 15;
+		k.ops = iop_get_varint(c);
+		k.bytes = iop_get_varint(c);
+		k.time_ns = iop_get_varint(c);
+		k.errors = iop_get_varint(c);
+		if (c->err)
+			break;
+		if (k.layer >= IOP_LAYER__COUNT || k.cls >= IOP_CLASS__COUNT)
+			return IOP_ERR_MALFORMED;
+		enum iop_err e = coll_delta_add_counter(d, &k);
+		if (e)
+			return e;
+	}
+	return c->err;
+}
+
+static enum iop_err decode_procs(struct coll_delta *d, struct iop_rcur *c)
+{
+	uint64_t n = get_count(c, MAX_PROCS, 16);
+	for (uint64_t i = 0; !c->err && i < n; i++) {
+		struct coll_proc p = {0};
+		p.t_ns = iop_get_u64le(c);
+		p.rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+		p.node = iop_get_u32le(c);
+		p.pid = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+		p.state = iop_get_u8(c);
+		if (c->err)
+			break;
+		if (p.state < COLL_PROC_JOINED || p.state > COLL_PROC_GONE)
+			return IOP_ERR_MALFORMED;
+		enum iop_err e = coll_delta_add_proc(d, &p);
+		if (e)
+			return e;
+	}
+	return c->err;
+}
+
+enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c)
+{
+	coll_delta_reset(d, 0);
+#define GET(f) d->mon.f = iop_get_varint(c);
+	MON_FIELDS(GET)
+#undef GET
+	enum iop_err e = c->err;
+	if (!e)
+		e = decode_names(d, c);
+	if (!e)
+		e = decode_counters(d, c);
+	if (!e)
+		e = decode_procs(d, c);
+	if (!e)
+		e = coll_tick_decode(&d->tick, c);
+	if (e)
+		coll_delta_reset(d, 0);
+	return e;
+}
+
+#define HDR_LEN 32 /* magic, version, reserved, job, sender, seq */
+
+enum iop_err coll_delta_encode(const struct coll_delta *d, const struct coll_delta_hdr *h,
+                               const struct iop_key *key, uint8_t **buf, size_t *cap,
+                               size_t *len)
+{
+	for (;;) {
+		if (*cap < 4096 || !*buf) {
+			uint8_t *b = realloc(*buf, 65536);
+			if (!b)
+				return IOP_ERR_NOMEM;
+			*buf = b;
+			*cap = 65536;
+		}
+		struct iop_wcur c = iop_wcur_make(*buf, *cap - IOP_MAC_BYTES);
+		iop_put_u32le(&c, COLL_DELTA_MAGIC);
+		iop_put_u16le(&c, COLL_DELTA_VERSION);
+		iop_put_u16le(&c, 0);
+		iop_put_u64le(&c, h->job_id);
+		iop_put_u64le(&c, h->sender);
+		iop_put_u64le(&c, h->seq);
+		coll_delta_encode_body(d, &c);
+		if (c.err == IOP_OK) {
+			size_t n = (size_t)(c.p - *buf);
+			enum iop_err e = iop_mac(key, *buf, n, *buf + n);
+			*len = n + IOP_MAC_BYTES;
+			return e;
+		}
+		if (*cap >= (size_t)1 << 31)
+			return IOP_ERR_OVERSIZED;
+		uint8_t *b = realloc(*buf, *cap * 2);
+		if (!b)
+			return IOP_ERR_NOMEM;
+		*buf = b;
+		*cap *= 2;
+	}
+}
+
+enum iop_err coll_delta_decode(struct coll_delta *d, struct coll_delta_hdr *h, const uint8_t *buf,
+                               size_t len, const struct iop_key *key, uint64_t job_id)
+{
+	coll_delta_reset(d, 0);
+	if (len < HDR_LEN + IOP_MAC_BYTES)
+		return IOP_ERR_TRUNCATED;
+	struct iop_rcur c = iop_rcur_make(buf, len - IOP_MAC_BYTES);
+	if (iop_get_u32le(&c) != COLL_DELTA_MAGIC)
+		return IOP_ERR_BAD_MAGIC;
+	if (iop_get_u16le(&c) != COLL_DELTA_VERSION)
+		return IOP_ERR_BAD_VERSION;
+	(void)iop_get_u16le(&c);
+	h->job_id = iop_get_u64le(&c);
+	h->sender = iop_get_u64le(&c);
+	h->seq = iop_get_u64le(&c);
+	if (!iop_mac_ok(key, buf, len - IOP_MAC_BYTES, buf + len - IOP_MAC_BYTES))
+		return IOP_ERR_BAD_MAC;
+	if (h->job_id != job_id)
+		return IOP_ERR_BAD_MAC; /* a frame of another job keyed alike: foreign */
+	enum iop_err e = coll_delta_decode_body(d, &c);
+	if (!e && iop_rcur_left(&c))
+		e = IOP_ERR_INCONSISTENT;
+	if (e)
+		coll_delta_reset(d, 0);
+	return e;
+}

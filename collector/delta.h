@@ -1,0 +1,95 @@
+/* A tick delta: what a collector sends its parent when a tick closes, and
+ * what the root records (DELTA frames). It holds the tick's rows and
+ * everything else the parent needs to stay exact:
+ *   names     hash -> text, each sent once per link
+ *   counters  increments of the ranks' cumulative counters seen in the
+ *             tick, per (rank, file, layer, class): totals stay exact even
+ *             when events are dropped
+ *   procs     processes that appeared, ended (FINAL frame) or went silent
+ *   monitor   the monitor's own counts for the tick
+ * Deltas of the same tick merge (mids, root); docs/collector.md gives the
+ * encoding. */
+#ifndef COLL_DELTA_H
+#define COLL_DELTA_H
+
+#include <stdint.h>
+
+#include "auth.h"
+#include "names.h"
+#include "tick.h"
+
+struct coll_counter {
+	uint64_t file; /* path hash; 0 = calls on no file */
+	uint64_t ops, bytes, time_ns, errors;
+	uint32_t rank;
+	uint8_t layer, cls;
+};
+
+enum coll_proc_state {
+	COLL_PROC_JOINED = 1, /* first frame of a process */
+	COLL_PROC_ENDED = 2,  /* its FINAL frame arrived */
+	COLL_PROC_GONE = 3,   /* silent too long without a FINAL frame: died */
+};
+
+struct coll_proc {
+	uint64_t t_ns;
+	uint32_t rank, node, pid;
+	uint8_t state;
+};
+
+struct coll_monitor {
+	uint64_t frames;          /* frames accepted */
+	uint64_t events;          /* events received */
+	uint64_t produced;        /* events the shims produced (their cumulative stats) */
+	uint64_t dropped;         /* of those, dropped in the shims */
+	uint64_t late;            /* events that arrived after their tick closed */
+	uint64_t rejected_frames; /* malformed, foreign, forged or replayed frames */
+	uint64_t shim_ns;         /* time the shims spent in themselves */
+};
+
+struct coll_delta {
+	struct coll_tick tick;
+	struct coll_name *names; /* texts owned by the delta */
+	struct coll_counter *counters;
+	struct coll_proc *procs;
+	uint32_t n_names, n_counters, n_procs;
+	uint32_t cap_names, cap_counters, cap_procs;
+	struct coll_monitor mon;
+};
+
+void coll_delta_init(struct coll_delta *d, int64_t t, uint64_t tick_ns);
+void coll_delta_free(struct coll_delta *d);
+/* Empties it for tick t, keeping its memory. */
+void coll_delta_reset(struct coll_delta *d, int64_t t);
+
+enum iop_err coll_delta_add_name(struct coll_delta *d, uint64_t hash, uint8_t kind,
+                                 const char *text, uint32_t len);
+enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_counter *c);
+enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p);
+void coll_monitor_add(struct coll_monitor *dst, const struct coll_monitor *src);
+/* dst += src: rows, names, counters, processes and monitor counts. */
+enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *src);
+
+/* The message between collectors: header (magic "IOPD", version, job id,
+ * sender id, sequence), the delta, and a MAC with the job key. encode
+ * writes into a buffer it grows (*buf, *cap; free() it). */
+#define COLL_DELTA_MAGIC   0x44504f49u /* "IOPD" */
+#define COLL_DELTA_VERSION 1
+struct coll_delta_hdr {
+	uint64_t job_id;
+	uint64_t sender; /* the sending collector's id */
+	uint64_t seq;    /* its message sequence */
+};
+enum iop_err coll_delta_encode(const struct coll_delta *d, const struct coll_delta_hdr *h,
+                               const struct iop_key *key, uint8_t **buf, size_t *cap,
+                               size_t *len);
+/* Checks magic, version, job and MAC, then decodes into *d (reset first).
+ * Errors as the frame decoder's; *d is empty on failure. */
+enum iop_err coll_delta_decode(struct coll_delta *d, struct coll_delta_hdr *h, const uint8_t *buf,
+                               size_t len, const struct iop_key *key, uint64_t job_id);
+
+/* The body alone (no header, no MAC): the recording's DELTA payload. */
+void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c);
+enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c);
+
+#endif

@@ -1,0 +1,34 @@
+/* Job cards: one 0600 JSON file per running job in $HOME/.iopulse/jobs/
+ * (the directory 0700), written by `iopulse run`, read by `iopulse jobs`,
+ * `iopulse top` and collectors on other nodes. A card holds the job key,
+ * so it is readable by its owner only. */
+#ifndef COLL_JOBCARD_H
+#define COLL_JOBCARD_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "auth.h"
+#include "err.h"
+
+struct coll_jobcard {
+	uint64_t job_id;
+	struct iop_key key;
+	char leaf[256];  /* where the ranks on the launching node send frames */
+	char root[256];  /* where viewers and other collectors reach the root */
+	char host[256];
+	char command[1024];
+	uint64_t start_ns;
+	int pid; /* of `iopulse run` */
+};
+
+/* $HOME/.iopulse/jobs (created 0700 when create is set) into buf. */
+enum iop_err coll_jobcard_dir(char *buf, size_t len, int create);
+/* Writes the card atomically (temp file + rename); path of it into path. */
+enum iop_err coll_jobcard_write(const struct coll_jobcard *c, char *path, size_t len);
+enum iop_err coll_jobcard_read(const char *path, struct coll_jobcard *c, char *err, size_t errlen);
+
+/* `iopulse jobs`: lists the cards, running ones first. */
+int coll_cmd_jobs(int argc, char **argv);
+
+#endif

@@ -1,0 +1,489 @@
+/* The leaf's intake: checks frames, keeps per-process state (proc.c) and
+ * fills the open ticks' deltas. See leaf.h. */
+#include "leaf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "frame.h"
+#include "hash.h"
+#include "proc.h"
+
+#define RING 64 /* open ticks at most; events further ahead are clamped */
+
+struct coll_leaf {
+	struct coll_leaf_cfg cfg;
+	struct coll_names names;     /* every name seen; .sent once in a delta */
+	struct coll_delta ring[RING]; /* tick t lives in ring[t % RING] */
+	int64_t oldest;              /* oldest open tick */
+	struct proc *procs;
+	uint32_t n_procs, cap_procs;
+	uint32_t *slot; /* (node, pid) index: proc index + 1 */
+	uint32_t n_slots;
+	struct scratch { /* decoded frame, grown to the largest frame seen */
+		struct iop_name *names;
+		struct iop_counter *counters;
+		struct iop_inflight *inflight;
+		struct iop_event *events;
+		uint32_t n_names, n_counters, n_inflight, n_events;
+	} scratch;
+};
+
+void coll_leaf_cfg_default(struct coll_leaf_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->tick_ns = 1000000000ull;
+	cfg->grace_ns = 250000000ull;
+	cfg->gone_ns = 5000000000ull;
+	cfg->max_files = 2048;
+}
+
+static int64_t tick_of(const struct coll_leaf *l, uint64_t ns)
+{
+	return (int64_t)(ns / l->cfg.tick_ns);
+}
+
+enum iop_err coll_leaf_new(const struct coll_leaf_cfg *cfg, uint64_t now_ns,
+                           struct coll_leaf **out)
+{
+	if (cfg->tick_ns == 0)
+		return IOP_ERR_INVAL;
+	struct coll_leaf *l = calloc(1, sizeof(*l));
+	if (!l)
+		return IOP_ERR_NOMEM;
+	l->cfg = *cfg;
+	coll_names_init(&l->names, 1u << 20, (size_t)256 << 20);
+	l->oldest = tick_of(l, now_ns > cfg->grace_ns ? now_ns - cfg->grace_ns : 0);
+	for (int i = 0; i < RING; i++)
+		coll_delta_init(&l->ring[i], l->oldest + i, cfg->tick_ns);
+	for (int64_t t = l->oldest; t < l->oldest + RING; t++)
+		l->ring[t % RING].tick.t = t;
+	*out = l;
+	return IOP_OK;
+}
+
+void coll_leaf_free(struct coll_leaf *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < RING; i++)
+		coll_delta_free(&l->ring[i]);
+	for (uint32_t i = 0; i < l->n_procs; i++)
+		proc_free(&l->procs[i]);
+	free(l->procs);
+	free(l->slot);
+	free(l->scratch.names);
+	free(l->scratch.counters);
+	free(l->scratch.inflight);
+	free(l->scratch.events);
+	coll_names_free(&l->names);
+	free(l);
+}
+
+/* The delta an event ending at ns goes to; *late when its tick has closed. */
+static struct coll_delta *delta_at(struct coll_leaf *l, uint64_t ns, bool *late)
+{
+	int64_t t = tick_of(l, ns);
+	*late = t < l->oldest;
+	if (*late)
+		t = l->oldest;
+	if (t >= l->oldest + RING)
+		t = l->oldest + RING - 1; /* a clock far ahead: keep it in range */
+	return &l->ring[t % RING];
+}
+
+/* The newest tick that has started by now: where arrivals are counted. */
+static struct coll_delta *delta_now(struct coll_leaf *l, uint64_t now_ns)
+{
+	bool late;
+	return delta_at(l, now_ns, &late);
+}
+
+/* ---- processes ---- */
+
+static uint32_t proc_probe(const struct coll_leaf *l, uint32_t node, uint32_t pid)
+{
+	uint64_t h = ((uint64_t)node << 32 | pid) * UINT64_C(0x9e3779b97f4a7c15);
+	uint32_t mask = l->n_slots - 1, i = (uint32_t)(h >> 32) & mask;
+	while (l->slot[i]) {
+		const struct proc *p = &l->procs[l->slot[i] - 1];
+		if (p->node == node && p->pid == pid)
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+static enum iop_err procs_grow(struct coll_leaf *l)
+{
+	uint32_t cap = l->cap_procs ? l->cap_procs * 2 : 64;
+	if (cap > (1u << 22))
+		return IOP_ERR_OVERSIZED;
+	struct proc *v = realloc(l->procs, cap * sizeof(*v));
+	if (!v)
+		return IOP_ERR_NOMEM;
+	l->procs = v;
+	uint32_t *slot = calloc((size_t)cap * 2, sizeof(*slot));
+	if (!slot)
+		return IOP_ERR_NOMEM;
+	free(l->slot);
+	l->slot = slot;
+	l->n_slots = cap * 2;
+	l->cap_procs = cap;
+	for (uint32_t i = 0; i < l->n_procs; i++)
+		l->slot[proc_probe(l, l->procs[i].node, l->procs[i].pid)] = i + 1;
+	return IOP_OK;
+}
+
+static enum iop_err proc_find(struct coll_leaf *l, const struct iop_frame_hdr *h, uint64_t now_ns,
+                              struct proc **out)
+{
+	if (l->n_slots) {
+		uint32_t s = l->slot[proc_probe(l, h->node_id, h->pid)];
+		if (s) {
+			*out = &l->procs[s - 1];
+			return IOP_OK;
+		}
+	}
+	if (l->n_procs == l->cap_procs) {
+		enum iop_err e = procs_grow(l);
+		if (e)
+			return e;
+	}
+	struct proc *p = &l->procs[l->n_procs];
+	proc_init(p, h->node_id, h->pid, h->rank);
+	p->seq = UINT64_MAX; /* nothing accepted yet */
+	l->slot[proc_probe(l, h->node_id, h->pid)] = ++l->n_procs;
+	*out = p;
+	return IOP_OK;
+}
+
+static void proc_event(struct coll_leaf *l, const struct proc *p, uint8_t state, uint64_t now_ns)
+{
+	struct coll_proc rec = {.t_ns = now_ns, .rank = p->rank, .node = p->node, .pid = p->pid,
+	                        .state = state};
+	(void)coll_delta_add_proc(delta_now(l, now_ns), &rec);
+}
+
+/* Whether this frame comes next for its process. A process that ended (a
+ * FINAL frame before exec) or restarts its count at 0 is a new program
+ * image: its ids and counters start afresh. Anything else not newer is a
+ * replay and is refused. */
+static bool accept_seq(struct coll_leaf *l, struct proc *p, const struct iop_frame_hdr *h,
+                       uint64_t now_ns)
+{
+	if (p->seq == UINT64_MAX) {
+		proc_event(l, p, COLL_PROC_JOINED, now_ns);
+		return true;
+	}
+	if (h->seq > p->seq && !p->ended)
+		return true;
+	if (h->seq == 0 || (p->ended && h->seq > p->seq)) {
+		proc_restart(p);
+		p->rank = h->rank;
+		proc_event(l, p, COLL_PROC_JOINED, now_ns);
+		return true;
+	}
+	return false;
+}
+
+/* ---- events ---- */
+
+/* What one call adds to each of its rows. */
+struct call {
+	const struct iop_event *ev;
+	uint64_t excl_ns;
+	bool seq_known, sequential;
+};
+
+static void add_to_cell(struct coll_cell *c, const struct call *k)
+{
+	const struct iop_event *ev = k->ev;
+	coll_cell_add_call(c, ev->dur_ns, ev->bytes, ev->flags & IOP_EV_BYTES, ev->flags & IOP_EV_ERROR);
+	c->excl_ns += k->excl_ns;
+	if (ev->flags & IOP_EV_CHILDREN) {
+		c->child_ops += ev->child_ops;
+		c->child_bytes += ev->child_bytes;
+	}
+	if (k->seq_known) {
+		c->off_ops++;
+		c->seq_ops += k->sequential;
+	}
+}
+
+static void add_row(struct coll_tick *t, const struct coll_key *key, const struct call *k)
+{
+	struct coll_cell *c;
+	if (coll_tick_row(t, key, &c) == IOP_OK)
+		add_to_cell(c, k);
+}
+
+/* Busy time: the part of [start, end] not yet counted for this process's
+ * (layer, class), spread over the open ticks it covers. */
+static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event *ev, unsigned cls)
+{
+	uint64_t *until = &p->busy_until[ev->layer][cls];
+	uint64_t start = ev->end_ns - ev->dur_ns;
+	if (start < *until)
+		start = *until;
+	if (ev->end_ns <= start)
+		return;
+	*until = ev->end_ns;
+	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
+	for (int64_t t = tick_of(l, start); t <= tick_of(l, ev->end_ns - 1); t++) {
+		if (t < l->oldest || t >= l->oldest + RING)
+			continue;
+		uint64_t lo = (uint64_t)t * l->cfg.tick_ns, hi = lo + l->cfg.tick_ns;
+		uint64_t a = start > lo ? start : lo, b = ev->end_ns < hi ? ev->end_ns : hi;
+		struct coll_cell *c;
+		if (coll_tick_row(&l->ring[t % RING].tick, &key, &c) == IOP_OK)
+			c->busy_ns += b - a;
+	}
+}
+
+static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
+{
+	bool late;
+	struct coll_delta *d = delta_at(l, ev->end_ns, &late);
+	d->mon.events++;
+	d->mon.late += late;
+	unsigned cls = iop_op_class(ev->op);
+	struct call k = {.ev = ev, .excl_ns = ev->dur_ns};
+	if ((ev->flags & IOP_EV_CHILDREN) && ev->child_ns < ev->dur_ns)
+		k.excl_ns = ev->dur_ns - ev->child_ns;
+	else if (ev->flags & IOP_EV_CHILDREN)
+		k.excl_ns = 0;
+	uint64_t file = ev->file ? proc_hash(p, ev->file) : 0;
+	if (file && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) && (ev->flags & IOP_EV_BYTES)) {
+		k.seq_known = true;
+		k.sequential = proc_sequential(p, ev->file, ev->offset, ev->bytes);
+	}
+	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
+	add_row(&d->tick, &key, &k);
+	key = coll_key_layer(ev->layer, cls);
+	add_row(&d->tick, &key, &k);
+	if (file) {
+		key = coll_key_file(file, ev->layer, cls);
+		add_row(&d->tick, &key, &k);
+	}
+	uint64_t site = ev->site ? proc_hash(p, ev->site) : 0;
+	if (site) {
+		key = coll_key_site(site, ev->layer, cls);
+		add_row(&d->tick, &key, &k);
+	}
+	add_busy(l, p, ev, cls);
+}
+
+/* ---- frames ---- */
+
+static void take_names(struct coll_leaf *l, struct proc *p, const struct iop_frame_out *f,
+                       uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < f->frame.n_names; i++) {
+		const struct iop_name *n = &f->names[i];
+		if (proc_set_name(p, n->id, n->hash) != IOP_OK)
+			continue; /* id out of range or no memory: its rows keep no name */
+		bool added;
+		if (coll_names_add(&l->names, n->hash, n->kind, n->text, n->len, &added) == IOP_OK &&
+		    added)
+			(void)coll_delta_add_name(delta_now(l, now_ns), n->hash, n->kind, n->text, n->len);
+	}
+}
+
+static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_frame_out *f,
+                          uint64_t now_ns)
+{
+	struct coll_delta *d = delta_now(l, now_ns);
+	for (uint32_t i = 0; i < f->frame.n_counters; i++) {
+		const struct iop_counter *c = &f->counters[i];
+		struct iop_counter inc;
+		if (proc_counter(p, c, &inc) != IOP_OK)
+			continue;
+		if (!inc.ops && !inc.bytes && !inc.time_ns && !inc.errors)
+			continue;
+		struct coll_counter k = {.file = c->file ? proc_hash(p, c->file) : 0, .ops = inc.ops,
+		                         .bytes = inc.bytes, .time_ns = inc.time_ns,
+		                         .errors = inc.errors, .rank = p->rank, .layer = c->layer,
+		                         .cls = c->cls};
+		(void)coll_delta_add_counter(d, &k);
+	}
+}
+
+static void take_inflight(struct proc *p, const struct iop_frame_out *f)
+{
+	p->n_inflight = 0;
+	for (uint32_t i = 0; i < f->frame.n_inflight && i < PROC_MAX_INFLIGHT; i++)
+		p->inflight[p->n_inflight++] = f->inflight[i];
+}
+
+static void take_stats(struct coll_leaf *l, struct proc *p, const struct iop_stats *st,
+                       uint64_t now_ns)
+{
+	struct coll_monitor *m = &delta_now(l, now_ns)->mon;
+	m->frames++;
+	if (st->events >= p->stats.events)
+		m->produced += st->events - p->stats.events;
+	if (st->dropped >= p->stats.dropped)
+		m->dropped += st->dropped - p->stats.dropped;
+	if (st->shim_ns >= p->stats.shim_ns)
+		m->shim_ns += st->shim_ns - p->stats.shim_ns;
+	p->stats = *st;
+}
+
+static enum iop_err reject(struct coll_leaf *l, enum iop_err e, uint64_t now_ns)
+{
+	delta_now(l, now_ns)->mon.rejected_frames++;
+	return e;
+}
+
+/* Grows a scratch array to hold n elements. */
+static bool scratch(void **v, uint32_t *cap, uint32_t n, size_t size)
+{
+	if (n <= *cap)
+		return true;
+	void *p = realloc(*v, (size_t)n * size);
+	if (!p)
+		return false;
+	*v = p;
+	*cap = n;
+	return true;
+}
+
+/* Decodes the whole frame into the scratch arrays: a frame that fails
+ * half-way is rejected before any of it is used. */
+static enum iop_err decode(struct coll_leaf *l, const uint8_t *buf, size_t len,
+                           struct iop_frame_out *out)
+{
+	enum iop_err e = iop_frame_open(&out->frame, buf, len, &l->cfg.key);
+	if (e)
+		return e;
+	const struct iop_frame *f = &out->frame;
+	struct scratch *s = &l->scratch;
+	if (!scratch((void **)&s->names, &s->n_names, f->n_names, sizeof(*s->names)) ||
+	    !scratch((void **)&s->counters, &s->n_counters, f->n_counters, sizeof(*s->counters)) ||
+	    !scratch((void **)&s->inflight, &s->n_inflight, f->n_inflight, sizeof(*s->inflight)) ||
+	    !scratch((void **)&s->events, &s->n_events, f->n_events, sizeof(*s->events)))
+		return IOP_ERR_NOMEM;
+	out->names = s->names;
+	out->counters = s->counters;
+	out->inflight = s->inflight;
+	out->events = s->events;
+	struct iop_frame *fr = &out->frame;
+	for (uint32_t i = 0; !e && i < f->n_names; i++)
+		e = iop_frame_name(fr, &s->names[i]);
+	for (uint32_t i = 0; !e && i < f->n_counters; i++)
+		e = iop_frame_counter(fr, &s->counters[i]);
+	for (uint32_t i = 0; !e && i < f->n_inflight; i++)
+		e = iop_frame_inflight(fr, &s->inflight[i]);
+	for (uint32_t i = 0; !e && i < f->n_events; i++)
+		e = iop_frame_event(fr, &s->events[i]);
+	return e ? e : iop_frame_close(fr);
+}
+
+enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len,
+                             uint64_t now_ns)
+{
+	struct iop_frame_out out;
+	enum iop_err e = decode(l, buf, len, &out);
+	if (e)
+		return reject(l, e, now_ns);
+	const struct iop_frame_hdr *h = &out.frame.hdr;
+	if (h->job_id != l->cfg.job_id)
+		return reject(l, IOP_ERR_BAD_MAC, now_ns); /* another job's frame, keyed alike */
+	struct proc *p;
+	if ((e = proc_find(l, h, now_ns, &p)))
+		return reject(l, e, now_ns);
+	if (!accept_seq(l, p, h, now_ns))
+		return reject(l, IOP_ERR_STATE, now_ns);
+	p->seq = h->seq;
+	p->seen_ns = now_ns;
+	p->rank = h->rank; /* a process learns its rank at MPI_Init */
+	if (p->gone) {
+		p->gone = false;
+		proc_event(l, p, COLL_PROC_JOINED, now_ns);
+	}
+	take_stats(l, p, &out.frame.stats, now_ns);
+	take_names(l, p, &out, now_ns);
+	take_counters(l, p, &out, now_ns);
+	take_inflight(p, &out);
+	for (uint32_t i = 0; i < out.frame.n_events; i++)
+		add_event(l, p, &out.events[i]);
+	if (h->flags & IOP_FRAME_FINAL) {
+		p->ended = true;
+		p->n_inflight = 0;
+		proc_event(l, p, COLL_PROC_ENDED, now_ns);
+	}
+	return IOP_OK;
+}
+
+/* ---- closing ticks ---- */
+
+static void add_inflight_rows(struct coll_leaf *l, struct coll_tick *t)
+{
+	uint64_t end = (uint64_t)(t->t + 1) * l->cfg.tick_ns;
+	for (uint32_t i = 0; i < l->n_procs; i++) {
+		const struct proc *p = &l->procs[i];
+		if (p->ended || p->gone)
+			continue;
+		for (uint32_t j = 0; j < p->n_inflight; j++) {
+			const struct iop_inflight *fl = &p->inflight[j];
+			if (fl->start_ns >= end || fl->layer >= IOP_LAYER__COUNT || fl->op >= IOP_OP__COUNT)
+				continue;
+			unsigned cls = iop_op_class(fl->op);
+			uint64_t file = fl->file ? proc_hash(p, fl->file) : 0;
+			struct coll_key keys[2] = {coll_key_rank(p->rank, fl->layer, cls),
+			                           coll_key_file(file, fl->layer, cls)};
+			for (int k = 0; k < (file ? 2 : 1); k++) {
+				struct coll_cell *c;
+				if (coll_tick_row(t, &keys[k], &c) != IOP_OK)
+					continue;
+				c->inflight++;
+				if (!c->oldest_ns || fl->start_ns < c->oldest_ns)
+					c->oldest_ns = fl->start_ns;
+			}
+		}
+	}
+}
+
+static void mark_gone(struct coll_leaf *l, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < l->n_procs; i++) {
+		struct proc *p = &l->procs[i];
+		if (p->ended || p->gone || now_ns - p->seen_ns < l->cfg.gone_ns)
+			continue;
+		p->gone = true;
+		p->n_inflight = 0;
+		proc_event(l, p, COLL_PROC_GONE, now_ns);
+	}
+}
+
+uint64_t coll_leaf_next_close_ns(const struct coll_leaf *l)
+{
+	return (uint64_t)(l->oldest + 1) * l->cfg.tick_ns + l->cfg.grace_ns;
+}
+
+void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_delta_fn *fn,
+                       void *arg)
+{
+	mark_gone(l, now_ns);
+	int64_t last = flush ? tick_of(l, now_ns) + 1 : l->oldest - 1;
+	while (flush ? l->oldest <= last : coll_leaf_next_close_ns(l) <= now_ns) {
+		struct coll_delta *d = &l->ring[l->oldest % RING];
+		add_inflight_rows(l, &d->tick);
+		(void)coll_tick_fold_files(&d->tick, l->cfg.max_files);
+		fn(arg, d);
+		coll_delta_reset(d, l->oldest + RING);
+		l->oldest++;
+	}
+}
+
+void coll_leaf_procs(const struct coll_leaf *l, struct coll_leaf_procs *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (uint32_t i = 0; i < l->n_procs; i++) {
+		out->seen++;
+		out->ended += l->procs[i].ended;
+		out->gone += l->procs[i].gone;
+	}
+}

@@ -1,0 +1,64 @@
+/* The leaf's intake: frames from the ranks' shims in, tick deltas out.
+ *
+ * Every frame is checked (header, MAC, job, sequence) before anything in it
+ * is used; a rejected frame is counted (monitor.rejected_frames) and changes
+ * nothing else. Each process (node id, pid) has its own small state: the
+ * ids of its names, the last cumulative counters (their increments go up as
+ * exact totals), where its last access to each file ended (sequential vs
+ * random), and the calls it has in flight.
+ *
+ * Events are placed into ticks by their own end time. Ticks stay open for a
+ * grace period after they end (frames arrive every 10 ms, so a short one
+ * suffices); an event for a tick already closed is put into the oldest open
+ * tick and counted as late, so no byte leaves the per-tick series.
+ * coll_leaf_advance() closes the ticks whose grace has passed and hands
+ * each one's delta to a callback. */
+#ifndef COLL_LEAF_H
+#define COLL_LEAF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auth.h"
+#include "delta.h"
+
+struct coll_leaf_cfg {
+	uint64_t tick_ns;  /* tick length (100 ms to 60 s) */
+	uint64_t grace_ns; /* a tick closes this long after it ends */
+	uint64_t gone_ns;  /* a process silent this long without a FINAL frame is gone */
+	uint64_t job_id;
+	struct iop_key key;
+	uint32_t max_files; /* file rows per tick; the least active fold into "other" */
+};
+
+/* Defaults: 1 s ticks, 250 ms grace, gone after 5 s, 2048 files. */
+void coll_leaf_cfg_default(struct coll_leaf_cfg *cfg);
+
+struct coll_leaf;
+typedef void coll_delta_fn(void *arg, struct coll_delta *delta);
+
+enum iop_err coll_leaf_new(const struct coll_leaf_cfg *cfg, uint64_t now_ns,
+                           struct coll_leaf **out);
+void coll_leaf_free(struct coll_leaf *leaf);
+
+/* Takes one frame as received at now_ns (CLOCK_REALTIME). Returns IOP_OK or
+ * why the frame was rejected (already counted). */
+enum iop_err coll_leaf_frame(struct coll_leaf *leaf, const uint8_t *buf, size_t len,
+                             uint64_t now_ns);
+
+/* Closes every tick whose end + grace <= now_ns (all of them when flush),
+ * oldest first, calling fn with each delta (the leaf reuses it after fn
+ * returns). Also marks silent processes gone. */
+void coll_leaf_advance(struct coll_leaf *leaf, uint64_t now_ns, bool flush, coll_delta_fn *fn,
+                       void *arg);
+
+/* Processes seen and how many of them ended (FINAL frame) or are gone. */
+struct coll_leaf_procs {
+	uint32_t seen, ended, gone;
+};
+void coll_leaf_procs(const struct coll_leaf *leaf, struct coll_leaf_procs *out);
+
+/* When the next tick will close (for a poll timeout). */
+uint64_t coll_leaf_next_close_ns(const struct coll_leaf *leaf);
+
+#endif

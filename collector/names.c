@@ -1,0 +1,90 @@
+/* Name dictionary: an array of names with an open-addressing index on the
+ * hash. See names.h. */
+#include "names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void coll_names_init(struct coll_names *d, uint32_t max_names, size_t max_text)
+{
+	memset(d, 0, sizeof(*d));
+	d->max_names = max_names;
+	d->max_text = max_text;
+}
+
+void coll_names_free(struct coll_names *d)
+{
+	for (uint32_t i = 0; i < d->n; i++)
+		free(d->v[i].text);
+	free(d->v);
+	free(d->slot);
+	coll_names_init(d, d->max_names, d->max_text);
+}
+
+static uint32_t probe(const struct coll_names *d, uint64_t hash)
+{
+	uint32_t mask = d->n_slots - 1, i = (uint32_t)(hash ^ hash >> 32) & mask;
+	while (d->slot[i] && d->v[d->slot[i] - 1].hash != hash)
+		i = (i + 1) & mask;
+	return i;
+}
+
+const struct coll_name *coll_names_get(const struct coll_names *d, uint64_t hash)
+{
+	if (!d->n_slots)
+		return NULL;
+	uint32_t s = d->slot[probe(d, hash)];
+	return s ? &d->v[s - 1] : NULL;
+}
+
+const char *coll_names_text(const struct coll_names *d, uint64_t hash)
+{
+	const struct coll_name *n = coll_names_get(d, hash);
+	return n ? n->text : NULL;
+}
+
+static enum iop_err grow(struct coll_names *d)
+{
+	uint32_t cap = d->cap ? d->cap * 2 : 256;
+	struct coll_name *v = realloc(d->v, cap * sizeof(*v));
+	if (!v)
+		return IOP_ERR_NOMEM;
+	d->v = v;
+	uint32_t *slot = calloc((size_t)cap * 2, sizeof(*slot));
+	if (!slot)
+		return IOP_ERR_NOMEM;
+	free(d->slot);
+	d->slot = slot;
+	d->n_slots = cap * 2;
+	d->cap = cap;
+	for (uint32_t i = 0; i < d->n; i++)
+		d->slot[probe(d, d->v[i].hash)] = i + 1;
+	return IOP_OK;
+}
+
+enum iop_err coll_names_add(struct coll_names *d, uint64_t hash, uint8_t kind, const char *text,
+                            size_t len, bool *added)
+{
+	*added = false;
+	if (coll_names_get(d, hash))
+		return IOP_OK;
+	if (d->n >= d->max_names || d->text_bytes + len > d->max_text) {
+		d->refused++;
+		return IOP_ERR_FULL;
+	}
+	if (d->n == d->cap) {
+		enum iop_err e = grow(d);
+		if (e)
+			return e;
+	}
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return IOP_ERR_NOMEM;
+	memcpy(copy, text, len);
+	copy[len] = 0;
+	d->v[d->n] = (struct coll_name){.hash = hash, .text = copy, .len = (uint32_t)len, .kind = kind};
+	d->slot[probe(d, hash)] = ++d->n;
+	d->text_bytes += len;
+	*added = true;
+	return IOP_OK;
+}

@@ -1,0 +1,126 @@
+/* Per-process state of a leaf. See proc.h. */
+#include "proc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void proc_init(struct proc *p, uint32_t node, uint32_t pid, uint32_t rank)
+{
+	memset(p, 0, sizeof(*p));
+	p->node = node;
+	p->pid = pid;
+	p->rank = rank;
+}
+
+void proc_free(struct proc *p)
+{
+	free(p->id_hash);
+	free(p->next_off);
+	free(p->ctr);
+	p->id_hash = p->next_off = NULL;
+	p->ctr = NULL;
+	p->n_ids = p->n_ctr = p->ctr_slots = 0;
+}
+
+void proc_restart(struct proc *p)
+{
+	proc_free(p);
+	memset(&p->stats, 0, sizeof(p->stats));
+	memset(p->busy_until, 0, sizeof(p->busy_until));
+	p->n_inflight = 0;
+	p->ended = p->gone = false;
+}
+
+enum iop_err proc_set_name(struct proc *p, uint32_t id, uint64_t hash)
+{
+	if (id >= PROC_MAX_IDS)
+		return IOP_ERR_OVERSIZED;
+	if (id >= p->n_ids) {
+		uint32_t n = p->n_ids ? p->n_ids : 64;
+		while (n <= id)
+			n *= 2;
+		uint64_t *h = realloc(p->id_hash, n * sizeof(*h));
+		if (!h)
+			return IOP_ERR_NOMEM;
+		p->id_hash = h;
+		uint64_t *o = realloc(p->next_off, n * sizeof(*o));
+		if (!o)
+			return IOP_ERR_NOMEM;
+		p->next_off = o;
+		memset(h + p->n_ids, 0, (n - p->n_ids) * sizeof(*h));
+		memset(o + p->n_ids, 0xff, (n - p->n_ids) * sizeof(*o));
+		p->n_ids = n;
+	}
+	p->id_hash[id] = hash;
+	return IOP_OK;
+}
+
+bool proc_sequential(struct proc *p, uint32_t file, uint64_t offset, uint64_t bytes)
+{
+	if (file >= p->n_ids)
+		return false;
+	bool seq = p->next_off[file] == offset;
+	p->next_off[file] = offset + bytes;
+	return seq;
+}
+
+static uint32_t ctr_probe(const struct proc *p, uint64_t key)
+{
+	uint32_t mask = p->ctr_slots - 1, i = (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 40) & mask;
+	while (p->ctr[i].key && p->ctr[i].key != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static enum iop_err ctr_grow(struct proc *p)
+{
+	uint32_t slots = p->ctr_slots ? p->ctr_slots * 2 : 64;
+	if (slots / 2 > PROC_MAX_COUNTERS)
+		return IOP_ERR_OVERSIZED;
+	struct proc_counter *old = p->ctr;
+	uint32_t old_slots = p->ctr_slots;
+	p->ctr = calloc(slots, sizeof(*p->ctr));
+	if (!p->ctr) {
+		p->ctr = old;
+		return IOP_ERR_NOMEM;
+	}
+	p->ctr_slots = slots;
+	for (uint32_t i = 0; i < old_slots; i++)
+		if (old[i].key)
+			p->ctr[ctr_probe(p, old[i].key)] = old[i];
+	free(old);
+	return IOP_OK;
+}
+
+static uint64_t inc(uint64_t now, uint64_t before)
+{
+	return now >= before ? now - before : 0;
+}
+
+enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *delta)
+{
+	/* +1 keeps the key of file 0, layer 0, class 0 apart from "empty". */
+	uint64_t key = ((uint64_t)c->file << 8 | (uint64_t)c->layer << 4 | c->cls) + 1;
+	if ((p->n_ctr + 1) * 2 > p->ctr_slots) {
+		enum iop_err e = ctr_grow(p);
+		if (e)
+			return e;
+	}
+	struct proc_counter *s = &p->ctr[ctr_probe(p, key)];
+	if (!s->key) {
+		s->key = key;
+		p->n_ctr++;
+	}
+	*delta = *c;
+	delta->ops = inc(c->ops, s->ops);
+	delta->bytes = inc(c->bytes, s->bytes);
+	delta->time_ns = inc(c->time_ns, s->time_ns);
+	delta->errors = inc(c->errors, s->errors);
+	if (c->ops >= s->ops) {
+		s->ops = c->ops;
+		s->bytes = c->bytes;
+		s->time_ns = c->time_ns;
+		s->errors = c->errors;
+	}
+	return IOP_OK;
+}

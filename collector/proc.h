@@ -1,0 +1,57 @@
+/* A leaf's state of one monitored process (internal to the leaf): the ids
+ * of its names, its last cumulative counters, where its last access to
+ * each file ended, and its calls in flight. */
+#ifndef COLL_PROC_H
+#define COLL_PROC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frame.h"
+
+#define PROC_MAX_IDS      (1u << 20) /* name ids a process may use */
+#define PROC_MAX_COUNTERS (1u << 20)
+#define PROC_MAX_INFLIGHT 64
+
+struct proc_counter {
+	uint64_t key; /* file id << 8 | layer << 4 | class; 0 = empty slot */
+	uint64_t ops, bytes, time_ns, errors;
+};
+
+struct proc {
+	uint32_t node, pid, rank;
+	uint64_t seq;        /* last accepted frame */
+	bool ended, gone;
+	uint64_t seen_ns;    /* arrival of its last frame */
+	struct iop_stats stats;
+	uint64_t *id_hash;   /* [id]: the name's hash, 0 = unknown */
+	uint64_t *next_off;  /* [id]: where the last access to the file ended */
+	uint32_t n_ids;      /* allocated length of both */
+	struct proc_counter *ctr;
+	uint32_t n_ctr, ctr_slots;
+	uint64_t busy_until[4][4]; /* [layer][class]: end of the busy time counted */
+	struct iop_inflight inflight[PROC_MAX_INFLIGHT];
+	uint32_t n_inflight;
+};
+
+void proc_init(struct proc *p, uint32_t node, uint32_t pid, uint32_t rank);
+void proc_free(struct proc *p);
+/* Forgets names, counters and offsets: a new program image (exec). */
+void proc_restart(struct proc *p);
+
+/* The hash behind a name id, 0 when unknown. */
+static inline uint64_t proc_hash(const struct proc *p, uint32_t id)
+{
+	return id < p->n_ids ? p->id_hash[id] : 0;
+}
+enum iop_err proc_set_name(struct proc *p, uint32_t id, uint64_t hash);
+
+/* Stores a cumulative counter and returns its increment since the last
+ * one (zero when it went backwards: a restarted count is not trusted). */
+enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *delta);
+
+/* True when a transfer at offset continues the last one on the file; then
+ * remembers where this one ends. */
+bool proc_sequential(struct proc *p, uint32_t file, uint64_t offset, uint64_t bytes);
+
+#endif

@@ -1,0 +1,99 @@
+/* The root's pending ticks and closing. See root.h. */
+#include "root.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RING 64
+
+struct coll_root {
+	struct coll_root_cfg cfg;
+	struct coll_delta ring[RING]; /* tick t pending in ring[t % RING] */
+	int64_t oldest;
+	bool any; /* a delta has arrived in the oldest open tick or later */
+	struct coll_state state;
+};
+
+void coll_root_cfg_default(struct coll_root_cfg *cfg, uint64_t tick_ns)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->tick_ns = tick_ns;
+	cfg->grace_ns = 400000000ull;
+	if (cfg->grace_ns > tick_ns / 2 + 250000000ull)
+		cfg->grace_ns = tick_ns / 2 + 250000000ull;
+	coll_history_cfg_default(&cfg->history, tick_ns);
+}
+
+static int64_t tick_of(const struct coll_root *r, uint64_t ns)
+{
+	return (int64_t)(ns / r->cfg.tick_ns);
+}
+
+enum iop_err coll_root_new(const struct coll_root_cfg *cfg, uint64_t now_ns,
+                           struct coll_root **out)
+{
+	if (cfg->tick_ns == 0)
+		return IOP_ERR_INVAL;
+	struct coll_root *r = calloc(1, sizeof(*r));
+	if (!r)
+		return IOP_ERR_NOMEM;
+	r->cfg = *cfg;
+	r->oldest = tick_of(r, now_ns > cfg->grace_ns ? now_ns - cfg->grace_ns : 0);
+	for (int64_t t = r->oldest; t < r->oldest + RING; t++)
+		coll_delta_init(&r->ring[t % RING], t, cfg->tick_ns);
+	coll_state_init(&r->state, cfg->tick_ns, &cfg->history);
+	*out = r;
+	return IOP_OK;
+}
+
+void coll_root_free(struct coll_root *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < RING; i++)
+		coll_delta_free(&r->ring[i]);
+	coll_state_free(&r->state);
+	free(r);
+}
+
+enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
+{
+	int64_t t = d->tick.t;
+	bool late = t < r->oldest;
+	if (late)
+		t = r->oldest;
+	if (t >= r->oldest + RING)
+		t = r->oldest + RING - 1;
+	struct coll_delta *dst = &r->ring[t % RING];
+	enum iop_err e = coll_delta_merge(dst, d);
+	if (late) {
+		/* Its events reached no closed tick: count them as late. */
+		dst->mon.late += d->mon.events - d->mon.late;
+	}
+	return e;
+}
+
+uint64_t coll_root_next_close_ns(const struct coll_root *r)
+{
+	return (uint64_t)(r->oldest + 1) * r->cfg.tick_ns + r->cfg.grace_ns;
+}
+
+void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_tick_fn *fn,
+                       void *arg)
+{
+	int64_t last = tick_of(r, now_ns) + 1;
+	while (flush ? r->oldest <= last : coll_root_next_close_ns(r) <= now_ns) {
+		struct coll_delta *d = &r->ring[r->oldest % RING];
+		d->tick.t = r->oldest;
+		(void)coll_state_apply(&r->state, d);
+		if (fn)
+			fn(arg, d, &r->state);
+		coll_delta_reset(d, r->oldest + RING);
+		r->oldest++;
+	}
+}
+
+const struct coll_state *coll_root_state(const struct coll_root *r)
+{
+	return &r->state;
+}

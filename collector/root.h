@@ -1,0 +1,42 @@
+/* The root collector's engine: merges the tick deltas of its children (its
+ * own leaf in a single-node job), closes each tick after a grace period,
+ * applies it to the window state (state.h) and hands it to the caller
+ * (alerts, output, recording, viewers).
+ *
+ * A delta for a tick the root has already closed is merged into the oldest
+ * open tick and its events counted as late, as the leaf does: nothing is
+ * lost, and the recorded stream stays the single truth replay reads. */
+#ifndef COLL_ROOT_H
+#define COLL_ROOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "delta.h"
+#include "state.h"
+
+struct coll_root_cfg {
+	uint64_t tick_ns;
+	uint64_t grace_ns; /* after a tick ends; longer than the leaves' grace */
+	struct coll_history_cfg history;
+};
+void coll_root_cfg_default(struct coll_root_cfg *cfg, uint64_t tick_ns);
+
+struct coll_root;
+/* Called with each tick as it closes, after it is applied to the state. */
+typedef void coll_tick_fn(void *arg, const struct coll_delta *closed, const struct coll_state *s);
+
+enum iop_err coll_root_new(const struct coll_root_cfg *cfg, uint64_t now_ns,
+                           struct coll_root **out);
+void coll_root_free(struct coll_root *r);
+
+/* Merges a child's delta (it is not kept). */
+enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d);
+/* Closes the ticks whose end + grace <= now_ns (every open one when flush),
+ * oldest first. */
+void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_tick_fn *fn,
+                       void *arg);
+uint64_t coll_root_next_close_ns(const struct coll_root *r);
+const struct coll_state *coll_root_state(const struct coll_root *r);
+
+#endif

@@ -1,0 +1,122 @@
+/* `iopulse run`'s command line. */
+#include "run_opts.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+	        "usage: iopulse run [OPTIONS] -- COMMAND [ARGS...]\n"
+	        "Runs COMMAND (an MPI launcher and its ranks, or any program) with every\n"
+	        "process monitored, and reports its I/O while it runs.\n"
+	        "\n"
+	        "  --headless            no dashboard (also when stdout is not a terminal; the\n"
+	        "                        dashboard is not built yet, so always for now)\n"
+	        "  --format text|jsonl   text: alert lines and the summary on stderr (default);\n"
+	        "                        jsonl: JSON lines on stdout (meta, sample per tick,\n"
+	        "                        alert, summary)\n"
+	        "  --alerts FILE         append alerts as JSON lines to FILE\n"
+	        "  --summary-json FILE   write the end-of-job summary as JSON to FILE\n"
+	        "  --record FILE         record the session to FILE (.iop)\n"
+	        "  --tick MS             tick length in milliseconds, 100 to 60000 (default 1000)\n"
+	        "  --rules FILE          alert thresholds (JSON, see docs/alerts.md)\n"
+	        "  --fail-on warn|crit   exit 3 when such an alert fired and COMMAND succeeded\n"
+	        "  --status-every DUR    a status line on stderr every DUR (e.g. 30s, 2m; default off)\n"
+	        "  --also-preload LIB    preload LIB below the shim in every process (tests:\n"
+	        "                        the fault-injection library)\n"
+	        "  -h, --help            this text\n"
+	        "\n"
+	        "Exit status: COMMAND's own; 3 with --fail-on when an alert matched and COMMAND\n"
+	        "succeeded; 1 usage; 2 runtime error (before COMMAND could run).\n"
+	        "SIGUSR1 prints a status line; SIGTERM and SIGINT are passed to COMMAND and\n"
+	        "iopulse ends cleanly after it (summary printed, recording closed).\n");
+}
+
+/* "30s", "500ms", "2m", "1h", a bare number is seconds; 0 on error. */
+uint64_t coll_parse_duration_ns(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v <= 0)
+		return 0;
+	double mul = 1e9;
+	if (!strcmp(end, "ms"))
+		mul = 1e6;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		mul = 60e9;
+	else if (!strcmp(end, "h"))
+		mul = 3600e9;
+	else if (*end && strcmp(end, "s"))
+		return 0;
+	return (uint64_t)(v * mul);
+}
+
+static int bad(const char *msg, const char *arg)
+{
+	fprintf(stderr, "iopulse run: %s '%s'; see 'iopulse run --help'\n", msg, arg);
+	return 1;
+}
+
+int coll_run_opts_parse(struct run_opts *o, int argc, char **argv)
+{
+	memset(o, 0, sizeof(*o));
+	o->tick_ns = 1000000000ull;
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD };
+	static const struct option opts[] = {
+		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
+		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
+		{"record", required_argument, NULL, O_RECORD}, {"tick", required_argument, NULL, O_TICK},
+		{"rules", required_argument, NULL, O_RULES},   {"fail-on", required_argument, NULL, O_FAIL},
+		{"status-every", required_argument, NULL, O_STATUS},
+		{"also-preload", required_argument, NULL, O_PRELOAD},
+		{"help", no_argument, NULL, 'h'},           {0}};
+	optind = 1;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		char *end;
+		switch (ch) {
+		case 'H': o->headless = true; break;
+		case O_FORMAT:
+			if (!strcmp(optarg, "jsonl"))
+				o->jsonl = true;
+			else if (strcmp(optarg, "text"))
+				return bad("unknown format (text or jsonl)", optarg);
+			break;
+		case O_ALERTS: o->alerts_path = optarg; break;
+		case O_SUMMARY: o->summary_path = optarg; break;
+		case O_RECORD: o->record_path = optarg; break;
+		case O_RULES: o->rules_path = optarg; break;
+		case O_PRELOAD: o->also_preload = optarg; break;
+		case O_TICK: {
+			unsigned long ms = strtoul(optarg, &end, 10);
+			if (*end || ms < 100 || ms > 60000)
+				return bad("tick must be 100 to 60000 ms, not", optarg);
+			o->tick_ns = ms * 1000000ull;
+			break;
+		}
+		case O_FAIL:
+			if (!strcmp(optarg, "warn"))
+				o->fail_on = 1;
+			else if (!strcmp(optarg, "crit"))
+				o->fail_on = 2;
+			else
+				return bad("--fail-on takes warn or crit, not", optarg);
+			break;
+		case O_STATUS:
+			if (!(o->status_every_ns = coll_parse_duration_ns(optarg)))
+				return bad("not a duration (e.g. 30s, 2m)", optarg);
+			break;
+		case 'h': usage(stdout); return -1;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "iopulse run: no command to run; usage: iopulse run [OPTIONS] -- COMMAND...\n");
+		return 1;
+	}
+	o->cmd = argv + optind;
+	return 0;
+}

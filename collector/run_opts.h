@@ -1,0 +1,21 @@
+/* `iopulse run`'s options (run_opts.c parses them). */
+#ifndef COLL_RUN_OPTS_H
+#define COLL_RUN_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct run_opts {
+	bool headless, jsonl;
+	const char *alerts_path, *summary_path, *record_path, *rules_path, *also_preload;
+	uint64_t tick_ns, status_every_ns;
+	int fail_on; /* 0 none, 1 warn, 2 crit */
+	char **cmd;
+};
+
+/* 0 ok, -1 help printed (exit 0), 1 usage error (printed). */
+int coll_run_opts_parse(struct run_opts *o, int argc, char **argv);
+/* "30s", "500ms", "2m", "1h"; a bare number is seconds. 0 when invalid. */
+uint64_t coll_parse_duration_ns(const char *s);
+
+#endif

@@ -1,0 +1,258 @@
+/* The window state: applying closed ticks, history tiers. See state.h. */
+#include "state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void coll_history_cfg_default(struct coll_history_cfg *cfg, uint64_t tick_ns)
+{
+	uint64_t per_s = tick_ns ? 1000000000ull / tick_ns : 1;
+	if (per_s == 0)
+		per_s = 1;
+	uint64_t full = 600 * per_s;                  /* 10 minutes */
+	uint64_t b1 = 10 * per_s, b2 = 60 * per_s;     /* 10 s, 1 min */
+	cfg->full_ticks = (uint32_t)(full ? full : 1);
+	cfg->bin1_ticks = (uint32_t)(b1 ? b1 : 1);
+	cfg->bin1_count = 720;                          /* 2 hours */
+	cfg->bin2_ticks = (uint32_t)(b2 ? b2 : 1);
+	cfg->bin2_count = 1440;                         /* 24 hours */
+}
+
+void coll_state_init(struct coll_state *s, uint64_t tick_ns, const struct coll_history_cfg *h)
+{
+	memset(s, 0, sizeof(*s));
+	s->tick_ns = tick_ns;
+	coll_names_init(&s->names, 1u << 20, (size_t)256 << 20);
+	coll_tick_init(&s->totals, 0, tick_ns);
+	struct coll_history_cfg def;
+	if (!h) {
+		coll_history_cfg_default(&def, tick_ns);
+		h = &def;
+	}
+	s->tier[0] = (struct coll_tier){.cap = h->full_ticks, .ticks_per_bin = 1};
+	s->tier[1] = (struct coll_tier){.cap = h->bin1_count, .ticks_per_bin = h->bin1_ticks};
+	s->tier[2] = (struct coll_tier){.cap = h->bin2_count, .ticks_per_bin = h->bin2_ticks};
+	s->first_t = INT64_MIN;
+}
+
+void coll_state_free(struct coll_state *s)
+{
+	for (int i = 0; i < 3; i++) {
+		struct coll_tier *tr = &s->tier[i];
+		for (uint32_t j = 0; j < tr->n; j++)
+			coll_tick_free(&tr->v[(tr->head + j) % tr->cap]);
+		free(tr->v);
+	}
+	coll_tick_free(&s->totals);
+	coll_names_free(&s->names);
+	free(s->ranks);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct coll_rank *rank_at(struct coll_state *s, uint32_t rank)
+{
+	if (rank >= (1u << 24))
+		return NULL; /* ranks beyond 16 M are not tracked individually */
+	if (rank >= s->n_ranks) {
+		uint32_t n = s->n_ranks ? s->n_ranks : 64;
+		while (n <= rank)
+			n *= 2;
+		struct coll_rank *v = realloc(s->ranks, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + s->n_ranks, 0, (n - s->n_ranks) * sizeof(*v));
+		s->ranks = v;
+		s->n_ranks = n;
+	}
+	return &s->ranks[rank];
+}
+
+static void apply_proc(struct coll_state *s, const struct coll_proc *p)
+{
+	struct coll_rank *r = rank_at(s, p->rank);
+	if (!r)
+		return;
+	r->node = p->node;
+	if (p->state == COLL_PROC_JOINED) {
+		r->procs++;
+		r->live++;
+	} else if (r->live) {
+		r->live--;
+	}
+	if (r->live)
+		r->state = COLL_RANK_ACTIVE;
+	else
+		r->state = p->state == COLL_PROC_GONE ? COLL_RANK_GONE : COLL_RANK_ENDED;
+}
+
+/* Puts a tick (or a bin) into a tier; the oldest one leaving a full tier
+ * is returned in *evicted (the caller owns it) and *has_evicted is set. */
+static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
+                              struct coll_tick *evicted, bool *has_evicted)
+{
+	*has_evicted = false;
+	if (tr->cap == 0) {
+		coll_tick_init(evicted, k->t, k->tick_ns);
+		*has_evicted = true;
+		return coll_tick_merge(evicted, k);
+	}
+	int64_t bin = k->t / (int64_t)tr->ticks_per_bin;
+	if (tr->n) {
+		struct coll_tick *newest = &tr->v[(tr->head + tr->n - 1) % tr->cap];
+		if (newest->t / (int64_t)tr->ticks_per_bin == bin)
+			return coll_tick_merge(newest, k);
+	}
+	if (!tr->v) {
+		tr->v = calloc(tr->cap, sizeof(*tr->v));
+		if (!tr->v)
+			return IOP_ERR_NOMEM;
+	}
+	if (tr->n == tr->cap) {
+		*evicted = tr->v[tr->head];
+		*has_evicted = true;
+		tr->head = (tr->head + 1) % tr->cap;
+		tr->n--;
+	}
+	struct coll_tick *slot = &tr->v[(tr->head + tr->n) % tr->cap];
+	/* A bin is numbered by its first tick, so lookups by tick find it. */
+	coll_tick_init(slot, bin * (int64_t)tr->ticks_per_bin, k->tick_ns);
+	tr->n++;
+	return coll_tick_merge(slot, k);
+}
+
+static enum iop_err history_push(struct coll_state *s, const struct coll_tick *k)
+{
+	const struct coll_tick *in = k;
+	struct coll_tick out[3];
+	enum iop_err e = IOP_OK;
+	int held = -1;
+	for (int i = 0; i < 3; i++) {
+		bool evicted;
+		enum iop_err e2 = tier_push(&s->tier[i], in, &out[i], &evicted);
+		if (held >= 0)
+			coll_tick_free(&out[held]);
+		if (e2 && !e)
+			e = e2;
+		if (!evicted)
+			return e;
+		held = i;
+		in = &out[i];
+	}
+	coll_tick_free(&out[held]);
+	return e;
+}
+
+static enum iop_err apply_counters(struct coll_state *s, const struct coll_delta *d)
+{
+	for (uint32_t i = 0; i < d->n_counters; i++) {
+		const struct coll_counter *c = &d->counters[i];
+		struct coll_key key = {.id = c->file, .rank = c->rank, .kind = COLL_ROW_FILE,
+		                       .layer = c->layer, .cls = c->cls};
+		struct coll_cell *cell;
+		enum iop_err e = coll_tick_row(&s->totals, &key, &cell);
+		if (e)
+			return e;
+		cell->ops += c->ops;
+		cell->bytes += c->bytes;
+		cell->time_ns += c->time_ns;
+		cell->errors += c->errors;
+	}
+	return IOP_OK;
+}
+
+static void apply_rows(struct coll_state *s, const struct coll_tick *k)
+{
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct coll_key *key = &k->key[i];
+		if (key->kind == COLL_ROW_LAYER && key->layer < IOP_LAYER__COUNT)
+			s->layer_excl_ns[key->layer] += k->cell[i].excl_ns;
+		if (key->kind == COLL_ROW_RANK) {
+			struct coll_rank *r = rank_at(s, key->rank);
+			if (r)
+				r->excl_ns += k->cell[i].excl_ns;
+		}
+	}
+}
+
+enum iop_err coll_state_apply(struct coll_state *s, const struct coll_delta *d)
+{
+	enum iop_err e = IOP_OK;
+	for (uint32_t i = 0; i < d->n_names; i++) {
+		bool added;
+		const struct coll_name *n = &d->names[i];
+		enum iop_err e2 = coll_names_add(&s->names, n->hash, n->kind, n->text, n->len, &added);
+		if (e2 == IOP_ERR_NOMEM)
+			e = e2; /* FULL is counted in names.refused */
+	}
+	for (uint32_t i = 0; i < d->n_procs; i++)
+		apply_proc(s, &d->procs[i]);
+	enum iop_err e2 = apply_counters(s, d);
+	if (e2)
+		e = e2;
+	apply_rows(s, &d->tick);
+	coll_monitor_add(&s->mon, &d->mon);
+	if ((e2 = history_push(s, &d->tick)))
+		e = e2;
+	if (s->first_t == INT64_MIN || d->tick.t < s->first_t)
+		s->first_t = d->tick.t;
+	if (d->tick.t > s->last_t || s->ticks_applied == 0)
+		s->last_t = d->tick.t;
+	s->ticks_applied++;
+	return e;
+}
+
+const struct coll_tick *coll_state_tick(const struct coll_state *s, int64_t t)
+{
+	for (int i = 0; i < 3; i++) {
+		const struct coll_tier *tr = &s->tier[i];
+		int64_t bin = t / (int64_t)(tr->ticks_per_bin ? tr->ticks_per_bin : 1);
+		for (uint32_t j = tr->n; j-- > 0;) {
+			const struct coll_tick *k = &tr->v[(tr->head + j) % tr->cap];
+			int64_t kb = k->t / (int64_t)(tr->ticks_per_bin ? tr->ticks_per_bin : 1);
+			if (kb == bin)
+				return k;
+			if (kb < bin)
+				break;
+		}
+	}
+	return NULL;
+}
+
+const struct coll_tick *coll_state_last(const struct coll_state *s)
+{
+	const struct coll_tier *tr = &s->tier[0];
+	return tr->n ? &tr->v[(tr->head + tr->n - 1) % tr->cap] : NULL;
+}
+
+uint32_t coll_state_ranks_live(const struct coll_state *s)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->n_ranks; i++)
+		n += s->ranks[i].state == COLL_RANK_ACTIVE;
+	return n;
+}
+
+uint32_t coll_state_ranks_seen(const struct coll_state *s)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->n_ranks; i++)
+		n += s->ranks[i].state != 0;
+	return n;
+}
+
+uint32_t coll_state_nodes(const struct coll_state *s)
+{
+	/* Few distinct nodes per job: a small linear set is enough. */
+	uint64_t seen[4096];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->n_ranks; i++) {
+		if (!s->ranks[i].state)
+			continue;
+		uint32_t j = 0;
+		while (j < n && seen[j] != s->ranks[i].node)
+			j++;
+		if (j == n && n < 4096)
+			seen[n++] = s->ranks[i].node;
+	}
+	return n;
+}

@@ -1,0 +1,78 @@
+/* The job's window state: everything known from the closed ticks so far.
+ * The root applies each tick delta to it as the tick closes; replay applies
+ * the recorded deltas in the same way, so live and replay views agree by
+ * construction.
+ *
+ *   names    the dictionary (paths, datasets, sites, hosts)
+ *   totals   exact cumulative counters per (rank, file, layer, class), from
+ *            the shims' counters, not from events: they stay exact when
+ *            events are dropped
+ *   ranks    per rank: node, processes, state, exclusive I/O time
+ *   history  closed ticks: full resolution for the last hist_ticks, then
+ *            bins of bin1_ticks for bin1_count bins, then bins of bin2_ticks
+ *            for bin2_count bins; older ones are forgotten (memory is
+ *            bounded; docs/collector.md gives the figures)
+ *   monitor  the monitor's own counts */
+#ifndef COLL_STATE_H
+#define COLL_STATE_H
+
+#include <stdint.h>
+
+#include "delta.h"
+#include "events.h"
+#include "names.h"
+#include "tick.h"
+
+struct coll_history_cfg {
+	uint32_t full_ticks;            /* default 600 (10 min of 1 s ticks) */
+	uint32_t bin1_ticks, bin1_count; /* default 10 ticks x 720 (2 h) */
+	uint32_t bin2_ticks, bin2_count; /* default 60 ticks x 1440 (24 h) */
+};
+void coll_history_cfg_default(struct coll_history_cfg *cfg, uint64_t tick_ns);
+
+struct coll_tier {
+	struct coll_tick *v; /* ring */
+	uint32_t cap, n, head; /* head: index of the oldest */
+	uint32_t ticks_per_bin;
+};
+
+enum coll_rank_state { COLL_RANK_ACTIVE = 1, COLL_RANK_ENDED = 2, COLL_RANK_GONE = 3 };
+
+struct coll_rank {
+	uint64_t node;      /* host name hash (node id of the frames) */
+	uint64_t excl_ns;   /* time in I/O calls, nested calls counted once */
+	uint32_t procs;     /* processes that joined under this rank */
+	uint32_t live;      /* of those, not ended nor gone */
+	uint8_t state;      /* enum coll_rank_state; 0 = never seen */
+};
+
+struct coll_state {
+	uint64_t tick_ns;
+	struct coll_names names;
+	struct coll_tick totals; /* FILE rows keyed (file, rank, layer, class): ops, bytes, time_ns, errors */
+	struct coll_rank *ranks;
+	uint32_t n_ranks;        /* ranks[0..n_ranks) allocated; max rank seen + 1 */
+	uint64_t layer_excl_ns[IOP_LAYER__COUNT];
+	struct coll_monitor mon;
+	struct coll_tier tier[3];
+	int64_t first_t, last_t; /* ticks applied; first_t = INT64_MIN before any */
+	uint64_t ticks_applied;
+};
+
+void coll_state_init(struct coll_state *s, uint64_t tick_ns, const struct coll_history_cfg *h);
+void coll_state_free(struct coll_state *s);
+/* Applies a closed tick's delta. NOMEM leaves part of it applied; the
+ * state stays consistent (a count may be short). */
+enum iop_err coll_state_apply(struct coll_state *s, const struct coll_delta *d);
+
+/* History: the closed tick (or bin) containing tick t, or NULL. */
+const struct coll_tick *coll_state_tick(const struct coll_state *s, int64_t t);
+/* The most recent closed tick, or NULL. */
+const struct coll_tick *coll_state_last(const struct coll_state *s);
+
+/* Ranks alive (not ended nor gone) and seen. */
+uint32_t coll_state_ranks_live(const struct coll_state *s);
+uint32_t coll_state_ranks_seen(const struct coll_state *s);
+uint32_t coll_state_nodes(const struct coll_state *s);
+
+#endif

@@ -1,0 +1,328 @@
+/* The end-of-job summary: JSON and the human table. See summary.h. */
+#include "summary.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "events.h"
+#include "frame.h"
+
+void coll_iso_time(uint64_t ns, char *buf, size_t len)
+{
+	time_t s = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	char base[24];
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03uZ", base, (unsigned)(ns / 1000000ull % 1000));
+}
+
+const char *coll_node_name(const struct coll_state *s, uint64_t node)
+{
+	for (uint32_t i = 0; i < s->names.n; i++) {
+		const struct coll_name *n = &s->names.v[i];
+		if (n->kind == IOP_NAME_HOST && (uint32_t)n->hash == (uint32_t)node)
+			return n->text;
+	}
+	return NULL;
+}
+
+void coll_fmt_bytes(double b, char *buf, size_t len)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	int u = 0;
+	while (b >= 1024 && u < 5) {
+		b /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%.0f B", b);
+	else
+		snprintf(buf, len, "%.1f %s", b, unit[u]);
+}
+
+struct layer_sum {
+	uint64_t read_bytes, write_bytes, read_ops, write_ops, meta_ops, time_ns;
+};
+
+static void layer_sums(const struct coll_state *s, struct layer_sum out[IOP_LAYER__COUNT])
+{
+	memset(out, 0, sizeof(struct layer_sum) * IOP_LAYER__COUNT);
+	for (uint32_t i = 0; i < s->totals.n; i++) {
+		const struct coll_key *k = &s->totals.key[i];
+		const struct coll_cell *c = &s->totals.cell[i];
+		if (k->layer >= IOP_LAYER__COUNT)
+			continue;
+		struct layer_sum *l = &out[k->layer];
+		l->time_ns += c->time_ns;
+		if (k->cls == IOP_CLASS_READ) {
+			l->read_bytes += c->bytes;
+			l->read_ops += c->ops;
+		} else if (k->cls == IOP_CLASS_WRITE) {
+			l->write_bytes += c->bytes;
+			l->write_ops += c->ops;
+		} else {
+			l->meta_ops += c->ops;
+		}
+	}
+}
+
+/* One (file, layer) with its totals and how many ranks touched it. */
+struct file_sum {
+	uint64_t file, read_bytes, write_bytes, ops, read_ops, write_ops;
+	uint32_t ranks;
+	uint8_t layer;
+};
+
+struct file_rank {
+	uint64_t file;
+	uint32_t rank;
+	uint8_t layer;
+	uint64_t rd, wr, ops, rops, wops;
+};
+
+static int by_file_layer_rank(const void *a, const void *b)
+{
+	const struct file_rank *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->layer != y->layer)
+		return x->layer < y->layer ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int by_bytes_desc(const void *a, const void *b)
+{
+	const struct file_sum *x = a, *y = b;
+	uint64_t bx = x->read_bytes + x->write_bytes, by = y->read_bytes + y->write_bytes;
+	if (bx != by)
+		return bx < by ? 1 : -1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->layer - y->layer;
+}
+
+/* Files sorted by bytes moved; *n set. NULL with *n = 0 when none (or no memory). */
+static struct file_sum *file_sums(const struct coll_state *s, size_t *n)
+{
+	*n = 0;
+	struct file_rank *v = malloc((s->totals.n + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	size_t m = 0;
+	for (uint32_t i = 0; i < s->totals.n; i++) {
+		const struct coll_key *k = &s->totals.key[i];
+		const struct coll_cell *c = &s->totals.cell[i];
+		if (!k->id)
+			continue;
+		v[m++] = (struct file_rank){.file = k->id, .rank = k->rank, .layer = k->layer,
+		                            .rd = k->cls == IOP_CLASS_READ ? c->bytes : 0,
+		                            .wr = k->cls == IOP_CLASS_WRITE ? c->bytes : 0,
+		                            .ops = c->ops,
+		                            .rops = k->cls == IOP_CLASS_READ ? c->ops : 0,
+		                            .wops = k->cls == IOP_CLASS_WRITE ? c->ops : 0};
+	}
+	qsort(v, m, sizeof(*v), by_file_layer_rank);
+	struct file_sum *out = malloc((m + 1) * sizeof(*out));
+	if (!out) {
+		free(v);
+		return NULL;
+	}
+	size_t f = 0;
+	for (size_t i = 0; i < m; i++) {
+		bool same_file = f && out[f - 1].file == v[i].file && out[f - 1].layer == v[i].layer;
+		if (!same_file)
+			out[f++] = (struct file_sum){.file = v[i].file, .layer = v[i].layer};
+		struct file_sum *fs = &out[f - 1];
+		fs->read_bytes += v[i].rd;
+		fs->write_bytes += v[i].wr;
+		fs->ops += v[i].ops;
+		fs->read_ops += v[i].rops;
+		fs->write_ops += v[i].wops;
+		if (!same_file || v[i - 1].rank != v[i].rank)
+			fs->ranks++;
+	}
+	free(v);
+	qsort(out, f, sizeof(*out), by_bytes_desc);
+	*n = f;
+	return out;
+}
+
+/* Bytes each rank moved through the file-system layers. */
+static void rank_bytes(const struct coll_state *s, uint64_t *rd, uint64_t *wr)
+{
+	for (uint32_t i = 0; i < s->totals.n; i++) {
+		const struct coll_key *k = &s->totals.key[i];
+		if (k->rank >= s->n_ranks || (k->layer != IOP_LAYER_POSIX && k->layer != IOP_LAYER_STDIO))
+			continue;
+		if (k->cls == IOP_CLASS_READ)
+			rd[k->rank] += s->totals.cell[i].bytes;
+		else if (k->cls == IOP_CLASS_WRITE)
+			wr[k->rank] += s->totals.cell[i].bytes;
+	}
+}
+
+static const char *file_text(const struct coll_state *s, uint64_t file, char *buf, size_t len)
+{
+	const char *t = coll_names_text(&s->names, file);
+	if (t)
+		return t;
+	snprintf(buf, len, "<unnamed %016" PRIx64 ">", file);
+	return buf;
+}
+
+static json_t *layers_json(const struct coll_state *s)
+{
+	struct layer_sum l[IOP_LAYER__COUNT];
+	layer_sums(s, l);
+	json_t *o = json_object();
+	for (int i = 0; i < IOP_LAYER__COUNT; i++)
+		json_object_set_new(o, iop_layer_name(i),
+		                    json_pack("{s:I,s:I,s:I,s:I,s:I,s:f,s:f}", "read_bytes",
+		                              (json_int_t)l[i].read_bytes, "write_bytes",
+		                              (json_int_t)l[i].write_bytes, "read_ops",
+		                              (json_int_t)l[i].read_ops, "write_ops",
+		                              (json_int_t)l[i].write_ops, "meta_ops",
+		                              (json_int_t)l[i].meta_ops, "time_s", l[i].time_ns / 1e9,
+		                              "excl_time_s", s->layer_excl_ns[i] / 1e9));
+	return o;
+}
+
+static json_t *files_json(const struct coll_state *s)
+{
+	json_t *a = json_array();
+	size_t n;
+	struct file_sum *f = file_sums(s, &n);
+	char buf[40];
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(
+			a, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "path",
+			             file_text(s, f[i].file, buf, sizeof buf), "layer",
+			             iop_layer_name(f[i].layer), "read_bytes", (json_int_t)f[i].read_bytes,
+			             "write_bytes", (json_int_t)f[i].write_bytes, "read_ops",
+			             (json_int_t)f[i].read_ops, "write_ops", (json_int_t)f[i].write_ops,
+			             "meta_ops", (json_int_t)(f[i].ops - f[i].read_ops - f[i].write_ops),
+			             "ranks", (json_int_t)f[i].ranks));
+	free(f);
+	return a;
+}
+
+static json_t *ranks_json(const struct coll_state *s)
+{
+	json_t *a = json_array();
+	uint64_t *rd = calloc(s->n_ranks + 1, sizeof(*rd)), *wr = calloc(s->n_ranks + 1, sizeof(*wr));
+	if (!rd || !wr) {
+		free(rd);
+		free(wr);
+		return a;
+	}
+	rank_bytes(s, rd, wr);
+	for (uint32_t r = 0; r < s->n_ranks; r++) {
+		if (!s->ranks[r].state)
+			continue;
+		const char *node = coll_node_name(s, s->ranks[r].node);
+		json_array_append_new(
+			a, json_pack("{s:I,s:s,s:I,s:I,s:f,s:s}", "rank", (json_int_t)r, "node",
+			             node ? node : "?", "read_bytes", (json_int_t)rd[r], "write_bytes",
+			             (json_int_t)wr[r], "io_time_s", s->ranks[r].excl_ns / 1e9, "state",
+			             s->ranks[r].state == COLL_RANK_GONE ? "gone" :
+			             s->ranks[r].state == COLL_RANK_ENDED ? "ended" : "active"));
+	}
+	free(rd);
+	free(wr);
+	return a;
+}
+
+json_t *coll_summary_json(const struct coll_state *s, const struct coll_job_info *job,
+                          json_t *alerts)
+{
+	char id[17], start[32], end[32];
+	snprintf(id, sizeof id, "%016" PRIx64, job->id);
+	coll_iso_time(job->start_ns, start, sizeof start);
+	coll_iso_time(job->end_ns, end, sizeof end);
+	const struct coll_monitor *m = &s->mon;
+	json_t *o = json_pack(
+		"{s:i,s:s,s:{s:s,s:I,s:I,s:s,s:s,s:s,s:f,s:f},s:o,s:o,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:f}}",
+		"v", 1, "type", "summary", "job", "id", id, "ranks",
+		(json_int_t)coll_state_ranks_seen(s), "nodes", (json_int_t)coll_state_nodes(s), "start",
+		start, "end", end, "command", job->command ? job->command : "", "duration_s",
+		(job->end_ns - job->start_ns) / 1e9, "tick_s", job->tick_ns / 1e9, "layers",
+		layers_json(s), "files", files_json(s), "ranks", ranks_json(s), "alerts",
+		alerts ? alerts : json_array(), "monitor", "events", (json_int_t)m->events, "produced",
+		(json_int_t)m->produced, "dropped", (json_int_t)m->dropped, "late", (json_int_t)m->late,
+		"rejected_frames", (json_int_t)m->rejected_frames, "frames", (json_int_t)m->frames,
+		"shim_time_s", m->shim_ns / 1e9);
+	return o;
+}
+
+struct rank_time {
+	uint32_t rank;
+	uint64_t ns;
+};
+
+static int by_time_desc(const void *a, const void *b)
+{
+	const struct rank_time *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static void print_ranks(FILE *to, const struct coll_state *s)
+{
+	struct rank_time *v = malloc((s->n_ranks + 1) * sizeof(*v));
+	if (!v)
+		return;
+	uint32_t n = 0;
+	for (uint32_t r = 0; r < s->n_ranks; r++)
+		if (s->ranks[r].state)
+			v[n++] = (struct rank_time){r, s->ranks[r].excl_ns};
+	qsort(v, n, sizeof(*v), by_time_desc);
+	fprintf(to, "  slowest ranks (time in I/O calls):");
+	for (uint32_t i = 0; i < n && i < 5; i++)
+		fprintf(to, "%s rank %" PRIu32 " %.3f s", i ? "," : "", v[i].rank, v[i].ns / 1e9);
+	fprintf(to, "%s\n", n ? "" : " none");
+	free(v);
+}
+
+void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_job_info *job,
+                        size_t n_alerts)
+{
+	struct layer_sum l[IOP_LAYER__COUNT];
+	layer_sums(s, l);
+	char rd[24], wr[24], id[17];
+	snprintf(id, sizeof id, "%016" PRIx64, job->id);
+	fprintf(to, "iopulse: job %s: %u ranks on %u nodes, %.1f s\n", id,
+	        coll_state_ranks_seen(s), coll_state_nodes(s), (job->end_ns - job->start_ns) / 1e9);
+	fprintf(to, "  %-7s %12s %12s %10s %10s %10s %10s %10s\n", "layer", "read", "written",
+	        "read ops", "write ops", "meta ops", "time s", "excl s");
+	for (int i = 0; i < IOP_LAYER__COUNT; i++) {
+		if (!l[i].read_ops && !l[i].write_ops && !l[i].meta_ops)
+			continue;
+		coll_fmt_bytes((double)l[i].read_bytes, rd, sizeof rd);
+		coll_fmt_bytes((double)l[i].write_bytes, wr, sizeof wr);
+		fprintf(to, "  %-7s %12s %12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10.3f %10.3f\n",
+		        iop_layer_label(i), rd, wr, l[i].read_ops, l[i].write_ops, l[i].meta_ops,
+		        l[i].time_ns / 1e9, s->layer_excl_ns[i] / 1e9);
+	}
+	size_t n;
+	struct file_sum *f = file_sums(s, &n);
+	char buf[40];
+	for (size_t i = 0; i < n && i < 5; i++) {
+		coll_fmt_bytes((double)f[i].read_bytes, rd, sizeof rd);
+		coll_fmt_bytes((double)f[i].write_bytes, wr, sizeof wr);
+		fprintf(to, "  %s %-6s read %s, written %s, %u rank%s: %s\n", i ? "    " : "files",
+		        iop_layer_name(f[i].layer), rd, wr, f[i].ranks, f[i].ranks == 1 ? "" : "s",
+		        file_text(s, f[i].file, buf, sizeof buf));
+	}
+	if (n > 5)
+		fprintf(to, "        ... and %zu more\n", n - 5);
+	free(f);
+	print_ranks(to, s);
+	const struct coll_monitor *m = &s->mon;
+	fprintf(to, "  alerts: %zu; monitor: %" PRIu64 " events, %" PRIu64 " dropped, %" PRIu64
+	            " late, %" PRIu64 " rejected frames, shim time %.3f s\n",
+	        n_alerts, m->events, m->dropped, m->late, m->rejected_frames, m->shim_ns / 1e9);
+}

@@ -1,0 +1,38 @@
+/* The end-of-job summary, built from the window state: the JSON record of
+ * DESIGN.md ("Summary") and the human table headless mode prints. Totals
+ * come from the shims' cumulative counters, so they are exact even when
+ * events were dropped. Per-rank bytes are those that reached the file
+ * system calls (POSIX and STDIO layers: MPI-IO and HDF5 issue POSIX calls,
+ * so counting them too would count the same bytes twice). */
+#ifndef COLL_SUMMARY_H
+#define COLL_SUMMARY_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "state.h"
+
+struct coll_job_info {
+	uint64_t id;
+	uint64_t start_ns, end_ns; /* CLOCK_REALTIME */
+	const char *command;       /* the monitored command line */
+	uint64_t tick_ns;
+};
+
+/* The summary object; alerts (a JSON array, may be NULL) is stolen. */
+json_t *coll_summary_json(const struct coll_state *s, const struct coll_job_info *job,
+                          json_t *alerts);
+
+/* The human table: per layer, top files, slowest ranks, alert count. */
+void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_job_info *job,
+                        size_t n_alerts);
+
+/* "2026-11-21T18:03:10.123Z" into buf (at least 32 bytes). */
+void coll_iso_time(uint64_t ns, char *buf, size_t len);
+/* The host name of a node id, or NULL. */
+const char *coll_node_name(const struct coll_state *s, uint64_t node);
+/* 1.5 KiB, 3.2 GiB (IEC) into buf. */
+void coll_fmt_bytes(double bytes, char *buf, size_t len);
+
+#endif
