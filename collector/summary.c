@@ -196,15 +196,18 @@ static json_t *files_json(const struct coll_state *s)
 	size_t n;
 	struct file_sum *f = file_sums(s, &n);
 	char buf[40];
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const struct coll_name *nm = coll_names_get(&s->names, f[i].file);
 		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "path",
+			a, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "kind",
+			             nm && nm->kind == IOP_NAME_DATASET ? "dataset" : "file", "path",
 			             file_text(s, f[i].file, buf, sizeof buf), "layer",
 			             iop_layer_name(f[i].layer), "read_bytes", (json_int_t)f[i].read_bytes,
 			             "write_bytes", (json_int_t)f[i].write_bytes, "read_ops",
 			             (json_int_t)f[i].read_ops, "write_ops", (json_int_t)f[i].write_ops,
 			             "meta_ops", (json_int_t)(f[i].ops - f[i].read_ops - f[i].write_ops),
 			             "ranks", (json_int_t)f[i].ranks));
+	}
 	free(f);
 	return a;
 }

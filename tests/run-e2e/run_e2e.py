@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""End-to-end test of `iopulse run`: one example program under the real
+binary, with the real MPI launcher, in headless mode; the summary's totals
+must equal what the program did, exactly.
+
+    run_e2e.py --iopulse IOPULSE --mpirun LAUNCHER --ranks N [--posix-ranks]
+               [--expect-alerts none|any] [--fail-on warn|crit]
+               -- PROGRAM [ARGS...]
+
+It runs `iopulse run --headless --format jsonl --summary-json S --alerts A
+-- LAUNCHER -n N PROGRAM ARGS -d DIR` in a fresh temporary directory and
+checks:
+  1. iopulse exits with the program's status (0) and every rank printed its
+     truth line (examples/README.md) among iopulse's JSON lines on stdout;
+  2. the JSON lines: a meta record first, sample records, the summary last,
+     each with "v": 1 and a "type";
+  3. per (path, layer) of the truth, summed over ranks: the summary's
+     read/write bytes and ops are exactly the truth's, and its rank count
+     is the number of ranks that reported the path;
+  4. the summary lists every rank, on a node, ended; job.ranks is N;
+  5. with --posix-ranks (programs doing POSIX I/O only): each rank's
+     read_bytes/write_bytes are its truth plus its truth line on stdout;
+  6. monitor: nothing dropped or rejected, events > 0;
+  7. alerts: none fired on this healthy run (--expect-alerts none, the
+     default), and the alerts file holds exactly the summary's alerts.
+
+Standard library only, for Debian's /usr/bin/python3. Exit status: 0 pass,
+1 fail, 2 bad usage.
+"""
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT_S = 120
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def launcher_cmd(args):
+    n = str(args.ranks)
+    if "mpich" in os.path.basename(args.mpirun) or "mpiexec" in os.path.basename(args.mpirun):
+        return [args.mpirun, "-n", n]
+    return [args.mpirun, "--oversubscribe", "-n", n]
+
+
+def run(args, tmp):
+    data = os.path.join(tmp, "data")
+    summary = os.path.join(tmp, "summary.json")
+    alerts = os.path.join(tmp, "alerts.jsonl")
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp)
+    cmd = [args.iopulse, "run", "--headless", "--format", "jsonl", "--summary-json", summary,
+           "--alerts", alerts, "--"] + launcher_cmd(args) + args.program + ["-d", data]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                       timeout=TIMEOUT_S, text=True)
+    sys.stderr.write(p.stderr)
+    if p.returncode != 0:
+        fail("iopulse run exited %d" % p.returncode)
+    if os.listdir(os.path.join(tmp, ".iopulse", "jobs")):
+        fail("the job card was not removed at the end")
+    return p.stdout, json.load(open(summary)), open(alerts).read().splitlines()
+
+
+def split_stdout(out):
+    truth, records = [], []
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        try:
+            o = json.loads(line)
+        except ValueError:
+            fail("stdout line is not JSON: %r" % line[:200])
+        (truth if "example" in o else records).append((line, o))
+    return truth, records
+
+
+def check_records(records, summary):
+    if not records or records[0][1].get("type") != "meta":
+        fail("the first JSON record is not meta")
+    if records[-1][1].get("type") != "summary":
+        fail("the last JSON record is not the summary")
+    for _, o in records:
+        if o.get("v") != 1 or o.get("type") not in ("meta", "sample", "alert", "summary"):
+            fail("record without v=1 and a known type: %r" % o)
+    if not any(o["type"] == "sample" for _, o in records):
+        fail("no sample record")
+    if records[-1][1]["layers"] != summary["layers"]:
+        fail("the summary record and --summary-json differ")
+
+
+def with_datasets(summary, key, own):
+    """An HDF5 file's transfers are kept per dataset ("<path>:<dataset>"
+    rows of kind "dataset"): the file's totals are their sum."""
+    total = dict(own)
+    for f in summary["files"]:
+        if f["kind"] == "dataset" and f["layer"] == key[1] and f["path"].startswith(key[0] + ":"):
+            for k in ("read_bytes", "write_bytes", "read_ops", "write_ops"):
+                total[k] += f[k]
+    return total
+
+
+def check_files(truth, summary):
+    want = collections.defaultdict(lambda: collections.Counter())
+    ranks = collections.defaultdict(set)
+    for _, t in truth:
+        for f in t["files"]:
+            key = (f["path"], f["layer"])
+            for k in ("read_bytes", "write_bytes", "read_ops", "write_ops"):
+                want[key][k] += f.get(k, 0)
+            ranks[key].add(t["rank"])
+    got = {(f["path"], f["layer"]): f for f in summary["files"]}
+    for key, w in sorted(want.items()):
+        g = got.get(key)
+        if g is None:
+            fail("summary has no file %s at layer %s" % key)
+        if not g["read_ops"] and not g["write_ops"]:
+            g = with_datasets(summary, key, g)
+        for k in ("read_bytes", "write_bytes", "read_ops", "write_ops"):
+            if g[k] != w[k]:
+                fail("%s %s: %s is %d, the program did %d" % (key[0], key[1], k, g[k], w[k]))
+        if g["ranks"] != len(ranks[key]):
+            fail("%s %s: %d ranks in the summary, %d did I/O on it"
+                 % (key[0], key[1], g["ranks"], len(ranks[key])))
+    print("ok: %d (file, layer) totals exact" % len(want))
+
+
+def check_ranks(args, truth, summary):
+    rs = {r["rank"]: r for r in summary["ranks"]}
+    if sorted(rs) != list(range(args.ranks)) or summary["job"]["ranks"] != args.ranks:
+        fail("summary ranks %s, expected 0..%d" % (sorted(rs), args.ranks - 1))
+    for r in rs.values():
+        if not r["node"] or r["node"] == "?" or r["state"] != "ended":
+            fail("rank %d: node %r state %r" % (r["rank"], r["node"], r["state"]))
+    if not args.posix_ranks:
+        return
+    for line, t in truth:
+        rd = sum(f.get("read_bytes", 0) for f in t["files"])
+        wr = sum(f.get("write_bytes", 0) for f in t["files"]) + len(line) + 1
+        r = rs[t["rank"]]
+        if (r["read_bytes"], r["write_bytes"]) != (rd, wr):
+            fail("rank %d: read %d write %d, the program did %d and %d (with its truth line)"
+                 % (t["rank"], r["read_bytes"], r["write_bytes"], rd, wr))
+    print("ok: per-rank bytes exact")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--iopulse", required=True)
+    p.add_argument("--mpirun", required=True)
+    p.add_argument("--ranks", type=int, required=True)
+    p.add_argument("--posix-ranks", action="store_true")
+    p.add_argument("--expect-alerts", choices=("none", "any"), default="none")
+    p.add_argument("program", nargs="+")
+    args = p.parse_args()
+    tmp = tempfile.mkdtemp(prefix="iop-run-e2e-")
+    try:
+        out, summary, alert_lines = run(args, tmp)
+        truth, records = split_stdout(out)
+        if sorted(t["rank"] for _, t in truth) != list(range(args.ranks)):
+            fail("truth lines from ranks %s" % sorted(t["rank"] for _, t in truth))
+        check_records(records, summary)
+        check_files(truth, summary)
+        check_ranks(args, truth, summary)
+        mon = summary["monitor"]
+        if mon["dropped"] or mon["rejected_frames"] or not mon["events"]:
+            fail("monitor: %r" % mon)
+        started = [a for a in summary["alerts"] if a.get("state") == "start"]
+        if args.expect_alerts == "none" and started:
+            fail("alerts on a healthy run: %s" % [a.get("message") for a in started])
+        if len(alert_lines) != len(summary["alerts"]):
+            fail("alerts file has %d lines, the summary %d alerts"
+                 % (len(alert_lines), len(summary["alerts"])))
+        print("PASS: %s under iopulse run, %d ranks" % (os.path.basename(args.program[0]), args.ranks))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
