@@ -166,10 +166,11 @@ static void proc_event(struct coll_leaf *l, const struct proc *p, uint8_t state,
 	(void)coll_delta_add_proc(delta_now(l, now_ns), &rec);
 }
 
-/* Whether this frame comes next for its process. A process that ended (a
- * FINAL frame before exec) or restarts its count at 0 is a new program
- * image: its ids and counters start afresh. Anything else not newer is a
- * replay and is refused. */
+/* Whether this frame comes next for its process. After a FINAL frame (an
+ * exec) or a silence taken for death, a frame with sequence 0 is a new
+ * program image: its ids and counters start afresh; a later sequence is
+ * the same image going on (an exec that failed). Anything else not newer
+ * than the last frame is a replay and is refused. */
 static bool accept_seq(struct coll_leaf *l, struct proc *p, const struct iop_frame_hdr *h,
                        uint64_t now_ns)
 {
@@ -177,15 +178,16 @@ static bool accept_seq(struct coll_leaf *l, struct proc *p, const struct iop_fra
 		proc_event(l, p, COLL_PROC_JOINED, now_ns);
 		return true;
 	}
-	if (h->seq > p->seq && !p->ended)
-		return true;
-	if (h->seq == 0 || (p->ended && h->seq > p->seq)) {
+	if (!p->ended && !p->gone)
+		return h->seq > p->seq;
+	if (h->seq == 0)
 		proc_restart(p);
-		p->rank = h->rank;
-		proc_event(l, p, COLL_PROC_JOINED, now_ns);
-		return true;
-	}
-	return false;
+	else if (h->seq <= p->seq)
+		return false;
+	p->ended = p->gone = false;
+	p->rank = h->rank;
+	proc_event(l, p, COLL_PROC_JOINED, now_ns);
+	return true;
 }
 
 /* ---- events ---- */
@@ -399,10 +401,6 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	p->seq = h->seq;
 	p->seen_ns = now_ns;
 	p->rank = h->rank; /* a process learns its rank at MPI_Init */
-	if (p->gone) {
-		p->gone = false;
-		proc_event(l, p, COLL_PROC_JOINED, now_ns);
-	}
 	take_stats(l, p, &out.frame.stats, now_ns);
 	take_names(l, p, &out, now_ns);
 	take_counters(l, p, &out, now_ns);
@@ -450,7 +448,7 @@ static void mark_gone(struct coll_leaf *l, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < l->n_procs; i++) {
 		struct proc *p = &l->procs[i];
-		if (p->ended || p->gone || now_ns - p->seen_ns < l->cfg.gone_ns)
+		if (p->ended || p->gone || now_ns < p->seen_ns + l->cfg.gone_ns)
 			continue;
 		p->gone = true;
 		p->n_inflight = 0;

@@ -1,0 +1,494 @@
+/* The aggregation engine: tick rows and their encoding, deltas between
+ * collectors, the leaf's intake of real frames (from the workload
+ * generator, built as the shim builds them), the root and the window
+ * state with its history tiers. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "delta.h"
+#include "frame.h"
+#include "leaf.h"
+#include "root.h"
+#include "state.h"
+#include "workload.h"
+
+#define SEC   1000000000ull
+#define T0    (1700000000ull * SEC)
+#define JOB   0x1234abcdull
+
+static struct iop_key test_key(uint8_t v)
+{
+	struct iop_key k;
+	memset(k.b, v, sizeof k.b);
+	return k;
+}
+
+static void fill_cell(struct coll_cell *c, uint64_t seed)
+{
+	for (int i = 0; i < 5; i++)
+		coll_cell_add_call(c, 1000 * (seed + i), 4096 * (seed + 1), true, i == 3);
+	c->excl_ns = seed * 7;
+	c->busy_ns = seed * 11;
+	c->child_ops = seed;
+	c->off_ops = 3;
+	c->seq_ops = 2;
+	c->inflight = seed % 3;
+	c->oldest_ns = seed ? T0 + seed : 0;
+}
+
+static void make_tick(struct coll_tick *t, unsigned rows)
+{
+	coll_tick_init(t, 1700000000, SEC);
+	for (unsigned i = 0; i < rows; i++) {
+		struct coll_key k = i % 2 ? coll_key_rank(i, i % 4, i % 3) : coll_key_file(0x1000 + i, i % 4, i % 3);
+		struct coll_cell *c;
+		assert_int_equal(coll_tick_row(t, &k, &c), IOP_OK);
+		fill_cell(c, i + 1);
+	}
+}
+
+static void assert_cells_equal(const struct coll_cell *a, const struct coll_cell *b)
+{
+	assert_int_equal(a->ops, b->ops);
+	assert_int_equal(a->bytes, b->bytes);
+	assert_int_equal(a->errors, b->errors);
+	assert_int_equal(a->time_ns, b->time_ns);
+	assert_int_equal(a->excl_ns, b->excl_ns);
+	assert_int_equal(a->busy_ns, b->busy_ns);
+	assert_int_equal(a->child_ops, b->child_ops);
+	assert_int_equal(a->seq_ops, b->seq_ops);
+	assert_int_equal(a->inflight, b->inflight);
+	assert_int_equal(a->oldest_ns, b->oldest_ns);
+	assert_int_equal(a->hist.count, b->hist.count);
+	assert_int_equal(iop_hist_quantile(&a->hist, 0.99), iop_hist_quantile(&b->hist, 0.99));
+}
+
+static void tick_round_trip(void **state)
+{
+	(void)state;
+	struct coll_tick t, back;
+	make_tick(&t, 300);
+	static uint8_t buf[1 << 20];
+	struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
+	coll_tick_encode(&t, &w);
+	assert_int_equal(w.err, IOP_OK);
+	size_t len = (size_t)(w.p - buf);
+	coll_tick_init(&back, 0, SEC);
+	struct iop_rcur r = iop_rcur_make(buf, len);
+	assert_int_equal(coll_tick_decode(&back, &r), IOP_OK);
+	assert_int_equal(back.n, t.n);
+	assert_int_equal(back.t, t.t);
+	for (uint32_t i = 0; i < t.n; i++) {
+		const struct coll_cell *c = coll_tick_find(&back, &t.key[i]);
+		assert_non_null(c);
+		assert_cells_equal(c, &t.cell[i]);
+	}
+	/* every strict prefix fails cleanly and leaves the tick empty */
+	for (size_t cut = 0; cut < len; cut += 1 + cut / 64) {
+		struct iop_rcur rc = iop_rcur_make(buf, cut);
+		assert_int_not_equal(coll_tick_decode(&back, &rc), IOP_OK);
+		assert_int_equal(back.n, 0);
+	}
+	coll_tick_free(&t);
+	coll_tick_free(&back);
+}
+
+static void tick_decode_rejects_duplicates(void **state)
+{
+	(void)state;
+	struct coll_tick t, back;
+	make_tick(&t, 1);
+	uint8_t one[2048], buf[4096];
+	struct iop_wcur w = iop_wcur_make(one, sizeof one);
+	coll_tick_encode(&t, &w);
+	struct iop_rcur r = iop_rcur_make(one, (size_t)(w.p - one));
+	(void)iop_get_svarint(&r); /* t, tick length, row count */
+	(void)iop_get_varint(&r);
+	(void)iop_get_varint(&r);
+	size_t row = (size_t)(r.end - r.p);
+	struct iop_wcur two = iop_wcur_make(buf, sizeof buf);
+	iop_put_svarint(&two, t.t);
+	iop_put_varint(&two, SEC);
+	iop_put_varint(&two, 2);
+	iop_put_bytes(&two, r.p, row); /* the same row twice */
+	iop_put_bytes(&two, r.p, row);
+	coll_tick_init(&back, 0, SEC);
+	struct iop_rcur in = iop_rcur_make(buf, (size_t)(two.p - buf));
+	assert_int_equal(coll_tick_decode(&back, &in), IOP_ERR_MALFORMED);
+	assert_int_equal(back.n, 0);
+	coll_tick_free(&t);
+	coll_tick_free(&back);
+}
+
+static void fold_keeps_totals(void **state)
+{
+	(void)state;
+	struct coll_tick t;
+	coll_tick_init(&t, 5, SEC);
+	uint64_t ops = 0;
+	for (unsigned f = 0; f < 10; f++) {
+		struct coll_key k = coll_key_file(100 + f, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+		struct coll_cell *c;
+		assert_int_equal(coll_tick_row(&t, &k, &c), IOP_OK);
+		for (unsigned i = 0; i <= f; i++)
+			coll_cell_add_call(c, 100, 10, true, false);
+		ops += f + 1;
+	}
+	struct coll_key lk = coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+	struct coll_cell *lc;
+	assert_int_equal(coll_tick_row(&t, &lk, &lc), IOP_OK);
+	assert_int_equal(coll_tick_fold_files(&t, 4), IOP_OK);
+	uint64_t files = 0, sum = 0;
+	for (uint32_t i = 0; i < t.n; i++) {
+		if (t.key[i].kind != COLL_ROW_FILE)
+			continue;
+		files++;
+		sum += t.cell[i].ops;
+	}
+	assert_int_equal(files, 4);
+	assert_int_equal(sum, ops);
+	struct coll_key other = coll_key_file(COLL_ID_OTHER, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+	assert_int_equal(coll_tick_find(&t, &other)->ops, 1 + 2 + 3 + 4 + 5 + 6 + 7);
+	struct coll_key top = coll_key_file(109, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+	assert_int_equal(coll_tick_find(&t, &top)->ops, 10);
+	assert_non_null(coll_tick_find(&t, &lk));
+	coll_tick_free(&t);
+}
+
+static void delta_message(void **state)
+{
+	(void)state;
+	struct coll_delta d, back;
+	coll_delta_init(&d, 1700000000, SEC);
+	coll_tick_free(&d.tick);
+	make_tick(&d.tick, 50);
+	assert_int_equal(coll_delta_add_name(&d, 0x1001, IOP_NAME_FILE, "/scratch/a", 10), IOP_OK);
+	struct coll_counter c = {.file = 0x1001, .ops = 3, .bytes = 12288, .time_ns = 500, .rank = 7,
+	                         .layer = IOP_LAYER_POSIX, .cls = IOP_CLASS_WRITE};
+	assert_int_equal(coll_delta_add_counter(&d, &c), IOP_OK);
+	struct coll_proc p = {.t_ns = T0, .rank = 7, .node = 99, .pid = 1234, .state = COLL_PROC_JOINED};
+	assert_int_equal(coll_delta_add_proc(&d, &p), IOP_OK);
+	d.mon.events = 42;
+	d.mon.dropped = 2;
+	struct iop_key key = test_key(7), other = test_key(8);
+	struct coll_delta_hdr h = {.job_id = JOB, .sender = 3, .seq = 9}, hb;
+	uint8_t *buf = NULL;
+	size_t cap = 0, len;
+	assert_int_equal(coll_delta_encode(&d, &h, &key, &buf, &cap, &len), IOP_OK);
+	coll_delta_init(&back, 0, SEC);
+	assert_int_equal(coll_delta_decode(&back, &hb, buf, len, &key, JOB), IOP_OK);
+	assert_int_equal(hb.seq, 9);
+	assert_int_equal(back.tick.n, 50);
+	assert_int_equal(back.n_names, 1);
+	assert_string_equal(back.names[0].text, "/scratch/a");
+	assert_int_equal(back.n_counters, 1);
+	assert_int_equal(back.counters[0].bytes, 12288);
+	assert_int_equal(back.counters[0].rank, 7);
+	assert_int_equal(back.n_procs, 1);
+	assert_int_equal(back.procs[0].pid, 1234);
+	assert_int_equal(back.mon.events, 42);
+	/* wrong key, another job, any changed byte, any prefix: refused, empty */
+	assert_int_equal(coll_delta_decode(&back, &hb, buf, len, &other, JOB), IOP_ERR_BAD_MAC);
+	assert_int_equal(coll_delta_decode(&back, &hb, buf, len, &key, JOB + 1), IOP_ERR_BAD_MAC);
+	for (size_t i = 0; i < len; i += 7) {
+		buf[i] ^= 0x10;
+		assert_int_not_equal(coll_delta_decode(&back, &hb, buf, len, &key, JOB), IOP_OK);
+		buf[i] ^= 0x10;
+	}
+	for (size_t cut = 0; cut < len; cut += 13)
+		assert_int_not_equal(coll_delta_decode(&back, &hb, buf, cut, &key, JOB), IOP_OK);
+	assert_int_equal(back.tick.n + back.n_names + back.n_counters, 0);
+	free(buf);
+	coll_delta_free(&d);
+	coll_delta_free(&back);
+}
+
+/* ---- leaf + root with real frames ---- */
+
+struct pipeline {
+	struct coll_leaf *leaf;
+	struct coll_root *root;
+	uint64_t ticks_closed;
+};
+
+static void to_root(void *arg, struct coll_delta *d)
+{
+	struct pipeline *p = arg;
+	assert_int_equal(coll_root_delta(p->root, d), IOP_OK);
+}
+
+static void count_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
+{
+	(void)d;
+	(void)s;
+	((struct pipeline *)arg)->ticks_closed++;
+}
+
+static void pipeline_new(struct pipeline *p, uint64_t now)
+{
+	memset(p, 0, sizeof(*p));
+	struct coll_leaf_cfg lc;
+	coll_leaf_cfg_default(&lc);
+	lc.job_id = JOB;
+	lc.key = test_key(1);
+	struct coll_root_cfg rc;
+	coll_root_cfg_default(&rc, SEC);
+	assert_int_equal(coll_leaf_new(&lc, now, &p->leaf), IOP_OK);
+	assert_int_equal(coll_root_new(&rc, now, &p->root), IOP_OK);
+}
+
+static void pipeline_advance(struct pipeline *p, uint64_t now, bool flush)
+{
+	coll_leaf_advance(p->leaf, now, flush, to_root, p);
+	coll_root_advance(p->root, now, flush, count_tick, p);
+}
+
+static void pipeline_free(struct pipeline *p)
+{
+	coll_leaf_free(p->leaf);
+	coll_root_free(p->root);
+}
+
+static uint64_t total(const struct coll_state *s, unsigned layer, unsigned cls, bool bytes)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < s->totals.n; i++)
+		if (s->totals.key[i].layer == layer && s->totals.key[i].cls == cls)
+			n += bytes ? s->totals.cell[i].bytes : s->totals.cell[i].ops;
+	return n;
+}
+
+/* Four ranks of the mixed workload, frames fed as their time comes: the
+ * state's totals are exactly the generators' counters, every event is in
+ * a tick, none late. */
+static void leaf_root_exact_totals(void **state)
+{
+	(void)state;
+	enum { RANKS = 4 };
+	struct iop_wl *w = calloc(RANKS, sizeof(*w));
+	struct iop_key key = test_key(1);
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	static uint8_t buf[65536];
+	uint64_t now = T0, events = 0; /* arrival time: the newest event sent */
+	for (unsigned r = 0; r < RANKS; r++) {
+		assert_true(iop_wl_init(&w[r], IOP_WL_MIXED, r, 11 + r, T0));
+		w[r].job_id = JOB;
+	}
+	for (int round = 0; round < 400; round++) {
+		for (unsigned r = 0; r < RANKS; r++) {
+			if (round == 399)
+				w[r].draining = true;
+			size_t len;
+			unsigned n;
+			while (iop_wl_frame(&w[r], buf, sizeof buf, 256, &key, &len, &n) == IOP_OK) {
+				uint64_t at = w[r].now_ns > now ? w[r].now_ns : now;
+				assert_int_equal(coll_leaf_frame(p.leaf, buf, len, at), IOP_OK);
+				events += n;
+				if (!w[r].draining)
+					break;
+			}
+			if (w[r].now_ns > now)
+				now = w[r].now_ns;
+		}
+		/* time for the collector is what the slowest rank has reached:
+		 * ranks of a real job run side by side */
+		uint64_t slowest = UINT64_MAX;
+		for (unsigned r = 0; r < RANKS; r++)
+			if (w[r].now_ns < slowest)
+				slowest = w[r].now_ns;
+		pipeline_advance(&p, slowest, false);
+	}
+	pipeline_advance(&p, now + 10 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->mon.events, events);
+	assert_int_equal(s->mon.late, 0);
+	assert_int_equal(s->mon.rejected_frames, 0);
+	assert_int_equal(coll_state_ranks_seen(s), RANKS);
+	assert_int_equal(coll_state_ranks_live(s), 0); /* all sent FINAL */
+	for (unsigned layer = 0; layer < IOP_LAYER__COUNT; layer++)
+		for (unsigned cls = 0; cls < IOP_CLASS__COUNT; cls++) {
+			uint64_t ops = 0, bytes = 0;
+			for (unsigned r = 0; r < RANKS; r++)
+				for (unsigned i = 0; i < IOP_WL_MAX_NAMES * 12; i++) {
+					const struct iop_counter *k = &w[r].counters[i].k;
+					if (k->ops && k->layer == layer && k->cls == cls) {
+						ops += k->ops;
+						bytes += k->bytes;
+					}
+				}
+			assert_int_equal(total(s, layer, cls, false), ops);
+			assert_int_equal(total(s, layer, cls, true), bytes);
+		}
+	/* every event is in some closed tick's LAYER rows */
+	uint64_t in_ticks = 0;
+	for (int64_t t = s->first_t; t <= s->last_t; t++) {
+		const struct coll_tick *k = coll_state_tick(s, t);
+		for (uint32_t i = 0; k && i < k->n; i++)
+			if (k->key[i].kind == COLL_ROW_LAYER)
+				in_ticks += k->cell[i].ops;
+	}
+	assert_int_equal(in_ticks, events);
+	assert_true(p.ticks_closed > 2);
+	for (unsigned r = 0; r < RANKS; r++)
+		iop_wl_free(&w[r]);
+	free(w);
+	pipeline_free(&p);
+}
+
+/* One frame of a small workload, for the fault cases below. */
+static size_t one_frame(struct iop_wl *w, uint8_t *buf, size_t cap, const struct iop_key *key)
+{
+	size_t len;
+	unsigned n;
+	assert_int_equal(iop_wl_frame(w, buf, cap, 64, key, &len, &n), IOP_OK);
+	return len;
+}
+
+static void leaf_rejects_bad_frames(void **state)
+{
+	(void)state;
+	struct iop_wl *w = calloc(1, sizeof(*w));
+	struct iop_key key = test_key(1), other = test_key(2);
+	static uint8_t buf[65536], bad[65536];
+	assert_true(iop_wl_init(w, IOP_WL_IOR_WRITE, 0, 5, T0));
+	w->job_id = JOB;
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	size_t len = one_frame(w, buf, sizeof buf, &key);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0), IOP_OK);
+	/* the same frame again: a replay */
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0), IOP_ERR_STATE);
+	/* garbage, a truncated frame, a forged one, another job's */
+	memset(bad, 0xa5, 200);
+	assert_int_not_equal(coll_leaf_frame(p.leaf, bad, 200, T0), IOP_OK);
+	len = one_frame(w, buf, sizeof buf, &key);
+	assert_int_not_equal(coll_leaf_frame(p.leaf, buf, len - 1, T0), IOP_OK);
+	memcpy(bad, buf, len);
+	bad[len / 2] ^= 1;
+	assert_int_equal(coll_leaf_frame(p.leaf, bad, len, T0), IOP_ERR_BAD_MAC);
+	w->job_id = JOB + 1;
+	size_t flen = one_frame(w, bad, sizeof bad, &key);
+	assert_int_equal(coll_leaf_frame(p.leaf, bad, flen, T0), IOP_ERR_BAD_MAC);
+	size_t klen = one_frame(w, bad, sizeof bad, &other);
+	assert_int_equal(coll_leaf_frame(p.leaf, bad, klen, T0), IOP_ERR_BAD_MAC);
+	/* the good frame after all that is still accepted */
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0), IOP_OK);
+	pipeline_advance(&p, T0 + 5 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->mon.rejected_frames, 6);
+	assert_int_equal(s->mon.frames, 2);
+	iop_wl_free(w);
+	free(w);
+	pipeline_free(&p);
+}
+
+/* Events whose tick has closed go into the oldest open tick, counted late. */
+static void leaf_late_events(void **state)
+{
+	(void)state;
+	struct iop_wl *w = calloc(1, sizeof(*w));
+	struct iop_key key = test_key(1);
+	static uint8_t buf[65536];
+	assert_true(iop_wl_init(w, IOP_WL_IOR_WRITE, 0, 5, T0));
+	w->job_id = JOB;
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	size_t len;
+	unsigned n;
+	assert_int_equal(iop_wl_frame(w, buf, sizeof buf, 50, &key, &len, &n), IOP_OK);
+	/* arrives 5 s after its events: their ticks have closed */
+	pipeline_advance(&p, T0 + 5 * SEC, false);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0 + 5 * SEC), IOP_OK);
+	pipeline_advance(&p, T0 + 20 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->mon.late, n);
+	assert_int_equal(s->mon.events, n);
+	iop_wl_free(w);
+	free(w);
+	pipeline_free(&p);
+}
+
+/* A process that goes silent without a FINAL frame is marked gone. */
+static void leaf_gone_process(void **state)
+{
+	(void)state;
+	struct iop_wl *w = calloc(1, sizeof(*w));
+	struct iop_key key = test_key(1);
+	static uint8_t buf[65536];
+	assert_true(iop_wl_init(w, IOP_WL_IOR_WRITE, 3, 5, T0));
+	w->job_id = JOB;
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	size_t len = one_frame(w, buf, sizeof buf, &key);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0), IOP_OK);
+	pipeline_advance(&p, T0 + 2 * SEC, false);
+	assert_int_equal(coll_state_ranks_live(coll_root_state(p.root)), 1);
+	pipeline_advance(&p, T0 + 10 * SEC, false);
+	pipeline_advance(&p, T0 + 12 * SEC, false); /* the tick that says so has closed */
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(coll_state_ranks_live(s), 0);
+	assert_int_equal(s->ranks[3].state, COLL_RANK_GONE);
+	iop_wl_free(w);
+	free(w);
+	pipeline_free(&p);
+}
+
+/* History tiers: old ticks fold into bins; a bin holds what its ticks did. */
+static void history_tiers(void **state)
+{
+	(void)state;
+	struct coll_history_cfg h = {.full_ticks = 10, .bin1_ticks = 5, .bin1_count = 4,
+	                             .bin2_ticks = 20, .bin2_count = 3};
+	struct coll_state s;
+	coll_state_init(&s, SEC, &h);
+	struct coll_delta d;
+	coll_delta_init(&d, 0, SEC);
+	for (int64_t t = 1000; t < 1100; t++) {
+		coll_delta_reset(&d, t);
+		struct coll_key k = coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+		struct coll_cell *c;
+		assert_int_equal(coll_tick_row(&d.tick, &k, &c), IOP_OK);
+		coll_cell_add_call(c, 100, 1, true, false);
+		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+	}
+	/* the newest 10 at full resolution */
+	const struct coll_tick *k = coll_state_tick(&s, 1095);
+	assert_non_null(k);
+	assert_int_equal(k->t, 1095);
+	assert_int_equal(k->cell[0].ops, 1);
+	/* then 4 bins of 5 ticks: 1070..1089 */
+	k = coll_state_tick(&s, 1072);
+	assert_non_null(k);
+	assert_int_equal(k->t, 1070);
+	assert_int_equal(k->cell[0].ops, 5);
+	/* then bins of 20 ticks: 1060..1069 landed in bin 1060 (half of it; the
+	 * other half went before it was evicted), earlier ones in 1040, 1020 */
+	k = coll_state_tick(&s, 1045);
+	assert_non_null(k);
+	assert_int_equal(k->t, 1040);
+	assert_int_equal(k->cell[0].ops, 20);
+	assert_null(coll_state_tick(&s, 1005)); /* forgotten: memory is bounded */
+	assert_int_equal(s.ticks_applied, 100);
+	coll_delta_free(&d);
+	coll_state_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tick_round_trip),
+		cmocka_unit_test(tick_decode_rejects_duplicates),
+		cmocka_unit_test(fold_keeps_totals),
+		cmocka_unit_test(delta_message),
+		cmocka_unit_test(leaf_root_exact_totals),
+		cmocka_unit_test(leaf_rejects_bad_frames),
+		cmocka_unit_test(leaf_late_events),
+		cmocka_unit_test(leaf_gone_process),
+		cmocka_unit_test(history_tiers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
