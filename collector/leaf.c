@@ -19,6 +19,8 @@ struct coll_leaf {
 	int64_t oldest;              /* oldest open tick */
 	struct proc *procs;
 	uint32_t n_procs, cap_procs;
+	uint32_t layer_row[4][4]; /* cached_row() slots of the LAYER rows */
+	int64_t layer_row_t[4][4];
 	uint32_t *slot; /* (node, pid) index: proc index + 1 */
 	uint32_t n_slots;
 	struct scratch { /* decoded frame, grown to the largest frame seen */
@@ -222,8 +224,10 @@ static void add_row(struct coll_tick *t, const struct coll_key *key, const struc
 }
 
 /* Busy time: the part of [start, end] not yet counted for this process's
- * (layer, class), spread over the open ticks it covers. */
-static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event *ev, unsigned cls)
+ * (layer, class), spread over the open ticks it covers. The row of the
+ * event's own tick is given (the usual case: the call fits in it). */
+static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event *ev, unsigned cls,
+                     int64_t end_tick, struct coll_cell *end_cell)
 {
 	uint64_t *until = &p->busy_until[ev->layer][cls];
 	uint64_t start = ev->end_ns - ev->dur_ns;
@@ -238,10 +242,31 @@ static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event
 			continue;
 		uint64_t lo = (uint64_t)t * l->cfg.tick_ns, hi = lo + l->cfg.tick_ns;
 		uint64_t a = start > lo ? start : lo, b = ev->end_ns < hi ? ev->end_ns : hi;
-		struct coll_cell *c;
-		if (coll_tick_row(&l->ring[t % RING].tick, &key, &c) == IOP_OK)
+		struct coll_cell *c = end_cell;
+		if (t != end_tick && coll_tick_row(&l->ring[t % RING].tick, &key, &c) != IOP_OK)
+			continue;
+		if (c)
 			c->busy_ns += b - a;
 	}
+}
+
+/* The row of key in d's tick through a one-entry cache (*slot: row index
+ * + 1, valid while the tick has not been reset: rows only append). */
+static struct coll_cell *cached_row(struct coll_delta *d, const struct coll_key *key,
+                                    uint32_t *slot, int64_t *slot_t)
+{
+	if (*slot && *slot_t == d->tick.t && *slot <= d->tick.n) {
+		const struct coll_key *k = &d->tick.key[*slot - 1];
+		if (k->rank == key->rank && k->layer == key->layer && k->cls == key->cls &&
+		    k->kind == key->kind && k->id == key->id)
+			return &d->tick.cell[*slot - 1];
+	}
+	struct coll_cell *c;
+	if (coll_tick_row(&d->tick, key, &c) != IOP_OK)
+		return NULL;
+	*slot = (uint32_t)(c - d->tick.cell) + 1;
+	*slot_t = d->tick.t;
+	return c;
 }
 
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
@@ -262,9 +287,15 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 		k.sequential = proc_sequential(p, ev->file, ev->offset, ev->bytes);
 	}
 	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
-	add_row(&d->tick, &key, &k);
+	struct coll_cell *rank_cell = cached_row(d, &key, &p->row[ev->layer][cls], &p->row_t[ev->layer][cls]);
+	/* its index: the lookups below may move the rows */
+	uint32_t rank_idx = rank_cell ? (uint32_t)(rank_cell - d->tick.cell) : UINT32_MAX;
+	if (rank_cell)
+		add_to_cell(rank_cell, &k);
 	key = coll_key_layer(ev->layer, cls);
-	add_row(&d->tick, &key, &k);
+	struct coll_cell *c = cached_row(d, &key, &l->layer_row[ev->layer][cls], &l->layer_row_t[ev->layer][cls]);
+	if (c)
+		add_to_cell(c, &k);
 	if (file) {
 		key = coll_key_file(file, ev->layer, cls);
 		add_row(&d->tick, &key, &k);
@@ -274,7 +305,7 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 		key = coll_key_site(site, ev->layer, cls);
 		add_row(&d->tick, &key, &k);
 	}
-	add_busy(l, p, ev, cls);
+	add_busy(l, p, ev, cls, d->tick.t, rank_idx == UINT32_MAX ? NULL : &d->tick.cell[rank_idx]);
 }
 
 /* ---- frames ---- */

@@ -30,6 +30,8 @@ struct proc {
 	struct proc_counter *ctr;
 	uint32_t n_ctr, ctr_slots;
 	uint64_t busy_until[4][4]; /* [layer][class]: end of the busy time counted */
+	uint32_t row[4][4];        /* [layer][class]: the leaf's cache of its rank rows */
+	int64_t row_t[4][4];
 	struct iop_inflight inflight[PROC_MAX_INFLIGHT];
 	uint32_t n_inflight;
 };

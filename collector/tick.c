@@ -44,12 +44,8 @@ static uint64_t key_hash(const struct coll_key *key)
 {
 	uint64_t h = key->id ^ ((uint64_t)key->rank << 17) ^ ((uint64_t)key->kind << 49) ^
 	             ((uint64_t)key->layer << 53) ^ ((uint64_t)key->cls << 57);
-	h ^= h >> 33;
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
+	h *= UINT64_C(0x9e3779b97f4a7c15);
+	return h ^ h >> 29;
 }
 
 static bool key_eq(const struct coll_key *a, const struct coll_key *b)
@@ -283,6 +279,11 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 {
 	/* One entry per FILE row; a file with several (layer, class) rows
 	 * appears several times and its weight is summed after sorting by id. */
+	uint32_t file_rows = 0;
+	for (uint32_t i = 0; i < k->n; i++)
+		file_rows += k->key[i].kind == COLL_ROW_FILE;
+	if (max_files == 0 || file_rows <= max_files)
+		return IOP_OK; /* fewer rows than the cap: fewer files too */
 	struct file_activity *v = malloc((size_t)(k->n ? k->n : 1) * sizeof(*v));
 	if (!v)
 		return IOP_ERR_NOMEM;
