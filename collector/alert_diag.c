@@ -16,14 +16,19 @@ static double secs(uint64_t ns)
 /* read + write of one layer */
 static struct lc_sum data_of(const struct tick_sum *ws, unsigned layer)
 {
-	const struct lc_sum *r = &ws->lc[layer][IOP_CLASS_READ], *w = &ws->lc[layer][IOP_CLASS_WRITE];
-	return (struct lc_sum){
-	        .ops = r->ops + w->ops, .bytes = r->bytes + w->bytes,
-	        .time_ns = r->time_ns + w->time_ns, .excl_ns = r->excl_ns + w->excl_ns,
-	        .child_ops = r->child_ops + w->child_ops,
-	        .child_bytes = r->child_bytes + w->child_bytes, .off_ops = r->off_ops + w->off_ops,
-	        .seq_ops = r->seq_ops + w->seq_ops, .small_ops = r->small_ops + w->small_ops,
-	        .coll_ops = r->coll_ops + w->coll_ops, .ranks = r->ranks > w->ranks ? r->ranks : w->ranks};
+	const struct lc_sum *r = &ws->lc[layer][IOP_CLASS_READ],
+	                    *w = &ws->lc[layer][IOP_CLASS_WRITE];
+	return (struct lc_sum){.ops = r->ops + w->ops,
+	                       .bytes = r->bytes + w->bytes,
+	                       .time_ns = r->time_ns + w->time_ns,
+	                       .excl_ns = r->excl_ns + w->excl_ns,
+	                       .child_ops = r->child_ops + w->child_ops,
+	                       .child_bytes = r->child_bytes + w->child_bytes,
+	                       .off_ops = r->off_ops + w->off_ops,
+	                       .seq_ops = r->seq_ops + w->seq_ops,
+	                       .small_ops = r->small_ops + w->small_ops,
+	                       .coll_ops = r->coll_ops + w->coll_ops,
+	                       .ranks = r->ranks > w->ranks ? r->ranks : w->ranks};
 }
 
 static double mean_bytes(uint64_t bytes, uint64_t ops)
@@ -40,8 +45,7 @@ static void job_cond(struct cond *c, enum coll_alert_kind kind, double value, do
 
 /* A diagnosis of one layer from its data calls over the window: sets the
  * condition's value, baseline and detail; false when a gate does not pass. */
-typedef bool (*layer_measure_fn)(const struct rule_rt *rt, const struct lc_sum *d,
-                                 struct cond *c);
+typedef bool (*layer_measure_fn)(const struct rule_rt *rt, const struct lc_sum *d, struct cond *c);
 
 static enum iop_err judge_layers(struct coll_alerts *a, const struct rule_rt *rt,
                                  const unsigned *layers, size_t n, layer_measure_fn measure)
@@ -53,7 +57,8 @@ static enum iop_err judge_layers(struct coll_alerts *a, const struct rule_rt *rt
 		struct cond c;
 		cond_init(&c, rt->kind);
 		c.layer = c.shown_layer = (int)layers[i];
-		fmt_text(c.subject, sizeof(c.subject), "%s", iop_layer_name((enum iop_layer)layers[i]));
+		fmt_text(c.subject, sizeof(c.subject), "%s",
+		         iop_layer_name((enum iop_layer)layers[i]));
 		if (!measure(rt, &d, &c))
 			continue;
 		enum iop_err e = alerts_report(a, rt, &c);
@@ -131,7 +136,8 @@ enum iop_err judge_metadata(struct coll_alerts *a, const struct rule_rt *rt)
 		const struct lc_sum *m = &ws.lc[l][IOP_CLASS_META];
 		meta_ns += m->excl_ns;
 		if (m->ops > meta_ops)
-			meta_ops = m->ops; /* the layer with most: an MPI-IO open is a POSIX open too */
+			meta_ops =
+			    m->ops; /* the layer with most: an MPI-IO open is a POSIX open too */
 		for (unsigned c = 0; c < NC; c++)
 			all_ns += ws.lc[l][c].excl_ns;
 	}
@@ -168,8 +174,8 @@ enum iop_err judge_stdio_share(struct coll_alerts *a, const struct rule_rt *rt)
 	job_cond(&c, COLL_ALERT_STDIO_SHARE, (double)stdio / (double)total, (double)total);
 	char all[24];
 	fmt_bytes(all, sizeof(all), (double)total);
-	fmt_text(c.detail, sizeof(c.detail), "STDIO moved %.0f%% of %s of data (fread, fwrite, ...)",
-	         100 * c.value, all);
+	fmt_text(c.detail, sizeof(c.detail),
+	         "STDIO moved %.0f%% of %s of data (fread, fwrite, ...)", 100 * c.value, all);
 	return alerts_report(a, rt, &c);
 }
 

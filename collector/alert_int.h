@@ -15,8 +15,8 @@
 #include "alerts.h"
 #include "events.h"
 
-#define NL IOP_LAYER__COUNT
-#define NC IOP_CLASS__COUNT
+#define NL           IOP_LAYER__COUNT
+#define NC           IOP_CLASS__COUNT
 #define DATA_CLASSES 2 /* read and write come first in events.def */
 _Static_assert(IOP_CLASS_READ == 0 && IOP_CLASS_WRITE == 1, "data classes are 0 and 1");
 
@@ -93,6 +93,7 @@ struct file_table {
 	uint32_t n, cap;
 	uint32_t *slot; /* index + 1, 0 = empty */
 	uint32_t n_slots;
+	int64_t full_at; /* tick in which no file could be forgotten */
 };
 
 /* A rule with its times in ticks. */
@@ -132,7 +133,7 @@ struct coll_alerts {
 	struct tick_sum *cur;
 
 	struct rank_state *rank;
-	uint32_t n_rank; /* entries of rank[] */
+	uint32_t n_rank;                           /* entries of rank[] */
 	uint32_t *touched, n_touched, cap_touched; /* ranks with rows this tick */
 	uint32_t ranks_seen;
 
@@ -178,8 +179,9 @@ void baseline_offer(struct baseline *b, double x, double size, bool anomalous);
 double baseline_value(const struct baseline *b, double q, double *tmp);
 double baseline_size(const struct baseline *b, double *tmp);
 #define BASELINE_MIN 5
-/* The state of (file, layer, class), created (and older files forgotten)
- * when absent; NULL when out of memory. */
+/* The state of (file, layer, class), created (forgetting files long
+ * unseen) when absent; NULL when the table is full of active files or out
+ * of memory. */
 struct file_state *file_get(struct coll_alerts *a, uint64_t id, unsigned layer, unsigned cls);
 /* Ticks of s seconds (rounded up); at least lo. */
 uint32_t ticks_of(const struct coll_alerts *a, double s, uint32_t lo);
@@ -187,7 +189,8 @@ uint32_t ticks_of(const struct coll_alerts *a, double s, uint32_t lo);
 /* alert_var.c, alert_diag.c: one judge per kind, judge_<name> */
 typedef enum iop_err (*rule_judge_fn)(struct coll_alerts *a, const struct rule_rt *rt);
 extern const rule_judge_fn rule_judges[COLL_ALERT__COUNT];
-#define X(id, name, scope) enum iop_err judge_##name(struct coll_alerts *a, const struct rule_rt *rt);
+#define X(id, name, scope)                                                                         \
+	enum iop_err judge_##name(struct coll_alerts *a, const struct rule_rt *rt);
 COLL_ALERT_KINDS(X)
 #undef X
 

@@ -140,8 +140,7 @@ json_t *coll_alert_json(const struct coll_alert *a, coll_name_fn name, void *nam
 	return finish_object(o, rc);
 }
 
-json_t *coll_alert_record_json(const struct coll_alert_record *r, coll_name_fn name,
-                               void *name_arg)
+json_t *coll_alert_record_json(const struct coll_alert_record *r, coll_name_fn name, void *name_arg)
 {
 	json_t *o = json_object();
 	if (!o)
@@ -171,7 +170,8 @@ int coll_alert_line(const struct coll_alert *a, char *buf, size_t len)
 	if (a->state == COLL_ALERT_END)
 		return snprintf(buf, len, "%s END  %s %s", clock, kind, a->message);
 	char dur[16];
-	fmt_secs(dur, sizeof(dur), (double)(a->t_ns - a->start_ns) / 1e9);
+	fmt_secs(dur, sizeof(dur),
+	         a->t_ns > a->start_ns ? (double)(a->t_ns - a->start_ns) / 1e9 : 0);
 	return snprintf(buf, len, "%s %s %s %s (%s)", clock,
 	                a->severity == COLL_SEV_CRIT ? "CRIT" : "WARN", kind, a->message, dur);
 }

@@ -24,7 +24,7 @@ static json_t *round_trip(const struct coll_alert *a)
 {
 	json_t *o = coll_alert_json(a, lookup, NULL);
 	assert_non_null(o);
-	char *text = json_dumps(o, JSON_COMPACT);
+	char *text = json_dumps(o, COLL_ALERT_JSON_FLAGS);
 	assert_non_null(text);
 	assert_null(strchr(text, '\n'));
 	json_decref(o);
@@ -37,9 +37,8 @@ static json_t *round_trip(const struct coll_alert *a)
 
 static void assert_schema(json_t *o)
 {
-	static const char *const required[] = {"v",        "type",  "state",    "kind",
-	                                       "severity", "t",     "value",    "baseline",
-	                                       "message"};
+	static const char *const required[] = {"v", "type",  "state",    "kind",   "severity",
+	                                       "t", "value", "baseline", "message"};
 	static const char *const optional[] = {"rank", "file", "layer"};
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
 		assert_non_null(json_object_get(o, required[i]));
@@ -63,11 +62,17 @@ static void assert_schema(json_t *o)
 
 static void test_json_fields(void **state)
 {
-	struct coll_alert a = {.state = COLL_ALERT_START, .kind = COLL_ALERT_LATENCY_SPIKE,
-	                       .severity = COLL_SEV_CRIT, .start_ns = NOON_ISH - 2000000000u,
-	                       .t_ns = NOON_ISH + 500000000u, .rank = COLL_RANK_NONE,
-	                       .file = 0x1234, .layer = IOP_LAYER_MPIIO, .value = 21.5,
-	                       .baseline = 0.004, .message = "file /scratch/run/out.h5 ..."};
+	struct coll_alert a = {.state = COLL_ALERT_START,
+	                       .kind = COLL_ALERT_LATENCY_SPIKE,
+	                       .severity = COLL_SEV_CRIT,
+	                       .start_ns = NOON_ISH - 2000000000u,
+	                       .t_ns = NOON_ISH + 500000000u,
+	                       .rank = COLL_RANK_NONE,
+	                       .file = 0x1234,
+	                       .layer = IOP_LAYER_MPIIO,
+	                       .value = 21.5,
+	                       .baseline = 0.004,
+	                       .message = "file /scratch/run/out.h5 ..."};
 	json_t *o = round_trip(&a);
 	assert_schema(o);
 	assert_string_equal(json_string_value(json_object_get(o, "state")), "start");
@@ -79,6 +84,14 @@ static void test_json_fields(void **state)
 	assert_string_equal(json_string_value(json_object_get(o, "layer")), "mpiio");
 	assert_true(json_number_value(json_object_get(o, "value")) == 21.5);
 	assert_true(json_number_value(json_object_get(o, "baseline")) == 0.004);
+	json_decref(o);
+
+	/* printed as people wrote them, not 0.0040000000000000001 */
+	o = coll_alert_json(&a, lookup, NULL);
+	char *text = json_dumps(o, COLL_ALERT_JSON_FLAGS);
+	assert_non_null(strstr(text, "\"t\":1699963390.5,"));
+	assert_non_null(strstr(text, "\"baseline\":0.004,"));
+	free(text);
 	json_decref(o);
 
 	/* a rank's alert; a file without a name; a job's alert */
@@ -154,10 +167,16 @@ static void test_human_line(void **state)
 	setenv("TZ", "UTC", 1);
 	tzset();
 	struct coll_alert a = {
-	        .state = COLL_ALERT_START, .kind = COLL_ALERT_STRAGGLER,
-	        .severity = COLL_SEV_CRIT, .start_ns = NOON_ISH - 12000000000u, .t_ns = NOON_ISH,
-	        .rank = 12, .layer = IOP_LAYER_MPIIO, .value = 6.2, .baseline = 0.0066,
-	        .message = "rank 12 mpiio write 41 ms/call = 6.2x median 6.6 ms of 63 peers"};
+	    .state = COLL_ALERT_START,
+	    .kind = COLL_ALERT_STRAGGLER,
+	    .severity = COLL_SEV_CRIT,
+	    .start_ns = NOON_ISH - 12000000000u,
+	    .t_ns = NOON_ISH,
+	    .rank = 12,
+	    .layer = IOP_LAYER_MPIIO,
+	    .value = 6.2,
+	    .baseline = 0.0066,
+	    .message = "rank 12 mpiio write 41 ms/call = 6.2x median 6.6 ms of 63 peers"};
 	char line[512];
 	coll_alert_line(&a, line, sizeof(line));
 	assert_string_equal(line, "12:03:10 CRIT straggler rank 12 mpiio write 41 ms/call = 6.2x "
@@ -184,13 +203,18 @@ static void test_numbers(void **state)
 		double x;
 		const char *want;
 	} cases[] = {
-		{fmt_bytes, 512, "512 B"},        {fmt_bytes, 1536, "1.5 KiB"},
-		{fmt_bytes, 120.0 * 1048576, "120.0 MiB"},
-		{fmt_secs, 850e-6, "850 us"},     {fmt_secs, 4.04e-3, "4.0 ms"},
-		{fmt_secs, 0.041, "41 ms"},       {fmt_secs, 2.5, "2.5 s"},
-		{fmt_secs, 42, "42 s"},           {fmt_secs, 1800, "30 min"},
-		{fmt_count, 950, "950"},          {fmt_count, 4100, "4.1k"},
-		{fmt_count, 12e6, "12.0M"},
+	    {fmt_bytes, 512, "512 B"},
+	    {fmt_bytes, 1536, "1.5 KiB"},
+	    {fmt_bytes, 120.0 * 1048576, "120.0 MiB"},
+	    {fmt_secs, 850e-6, "850 us"},
+	    {fmt_secs, 4.04e-3, "4.0 ms"},
+	    {fmt_secs, 0.041, "41 ms"},
+	    {fmt_secs, 2.5, "2.5 s"},
+	    {fmt_secs, 42, "42 s"},
+	    {fmt_secs, 1800, "30 min"},
+	    {fmt_count, 950, "950"},
+	    {fmt_count, 4100, "4.1k"},
+	    {fmt_count, 12e6, "12.0M"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char b[32];
@@ -202,10 +226,10 @@ static void test_numbers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_json_fields),
-		cmocka_unit_test(test_json_of_engine_alerts),
-		cmocka_unit_test(test_human_line),
-		cmocka_unit_test(test_numbers),
+	    cmocka_unit_test(test_json_fields),
+	    cmocka_unit_test(test_json_of_engine_alerts),
+	    cmocka_unit_test(test_human_line),
+	    cmocka_unit_test(test_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

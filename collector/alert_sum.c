@@ -146,28 +146,27 @@ static void file_reindex(struct file_table *ft)
 		ft->slot[file_probe(ft, ft->f[i].id, ft->f[i].layer, ft->f[i].cls)] = i + 1;
 }
 
-/* Forgets the quarter of the files seen longest ago (not those of this
- * tick); false when every file was seen in this tick. */
+/* Forgets the files not seen for twice a baseline's length; false when
+ * there are none. The files already tracked keep their baselines rather
+ * than give way to newcomers: with more active files than the cap, a
+ * stable set is judged per file instead of none (every file is still
+ * within its layer's p99). */
 static bool file_evict(struct coll_alerts *a)
 {
 	struct file_table *ft = &a->files;
-	if (scratch_reserve(a, ft->n))
-		return false;
-	uint32_t n_old = 0;
-	for (uint32_t i = 0; i < ft->n; i++)
-		if (ft->f[i].last_t < a->t)
-			a->scratch[n_old++] = (double)ft->f[i].last_t;
-	if (n_old == 0)
-		return false;
-	qsort(a->scratch, n_old, sizeof(double), cmp_double);
-	uint32_t drop = ft->cap / 4 ? ft->cap / 4 : 1;
-	double cut = a->scratch[(drop < n_old ? drop : n_old) - 1];
+	if (ft->full_at == a->t)
+		return false; /* nothing grows stale within a tick */
+	int64_t stale = a->t - 2 * (int64_t)a->rt[COLL_ALERT_LATENCY_SPIKE].r.baseline_n;
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < ft->n; i++) {
-		if (ft->f[i].last_t < a->t && (double)ft->f[i].last_t <= cut)
+		if (ft->f[i].last_t < stale)
 			baseline_free(&ft->f[i].b);
 		else
 			ft->f[kept++] = ft->f[i];
+	}
+	if (kept == ft->n) {
+		ft->full_at = a->t;
+		return false;
 	}
 	ft->n = kept;
 	file_reindex(ft);
@@ -224,6 +223,7 @@ enum iop_err sum_setup(struct coll_alerts *a)
 	ft->n_slots = 16;
 	while (ft->n_slots < 2 * ft->cap)
 		ft->n_slots *= 2;
+	ft->full_at = NEVER;
 	ft->f = calloc(ft->cap, sizeof(*ft->f));
 	ft->slot = calloc(ft->n_slots, sizeof(*ft->slot));
 	return ft->f && ft->slot ? IOP_OK : IOP_ERR_NOMEM;
@@ -375,8 +375,8 @@ static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *k
 	if (key->cls >= DATA_CLASSES || cell->ops == 0)
 		return IOP_OK;
 	rs->layer_bytes[key->layer] += cell->bytes;
-	struct rank_win *w = win_slot(&rs->grp[key->layer][key->cls],
-	                              a->rt[COLL_ALERT_STRAGGLER].win, a->t);
+	struct rank_win *w =
+	    win_slot(&rs->grp[key->layer][key->cls], a->rt[COLL_ALERT_STRAGGLER].win, a->t);
 	if (!w)
 		return IOP_ERR_NOMEM;
 	w->ops += cell->ops;

@@ -86,8 +86,7 @@ void synth_calls(struct synth *s, const struct synth_calls *c)
 	free(dur);
 }
 
-void synth_inflight(struct synth *s, uint32_t rank, unsigned layer, unsigned cls,
-                    uint64_t start_ns)
+void synth_inflight(struct synth *s, uint32_t rank, unsigned layer, unsigned cls, uint64_t start_ns)
 {
 	struct coll_cell *keys[] = {row(s, coll_key_rank(rank, layer, cls)),
 	                            row(s, coll_key_layer(layer, cls))};
@@ -104,10 +103,19 @@ void synth_inflight(struct synth *s, uint32_t rank, unsigned layer, unsigned cls
 
 void synth_job_default(struct synth_job *j, uint32_t ranks)
 {
-	*j = (struct synth_job){.ranks = ranks, .cls = IOP_CLASS_WRITE, .calls = 20,
-	                        .bytes = MIB, .lat_s = 2e-3, .jitter = 0.3, .seq = 1,
-	                        .files = 1, .slow_rank = COLL_RANK_NONE, .slow_factor = 1,
-	                        .all_factor = 1, .spike_factor = 1, .heavy_rank = COLL_RANK_NONE,
+	*j = (struct synth_job){.ranks = ranks,
+	                        .cls = IOP_CLASS_WRITE,
+	                        .calls = 20,
+	                        .bytes = MIB,
+	                        .lat_s = 2e-3,
+	                        .jitter = 0.3,
+	                        .seq = 1,
+	                        .files = 1,
+	                        .slow_rank = COLL_RANK_NONE,
+	                        .slow_factor = 1,
+	                        .all_factor = 1,
+	                        .spike_factor = 1,
+	                        .heavy_rank = COLL_RANK_NONE,
 	                        .heavy_factor = 1};
 }
 
@@ -127,22 +135,38 @@ static void job_rank(struct synth *s, const struct synth_job *j, uint32_t r, boo
 	}
 	unsigned top = j->mpiio ? IOP_LAYER_MPIIO : IOP_LAYER_POSIX;
 	if (phase_start)
-		synth_calls(s, &(struct synth_calls){.rank = r, .layer = top, .cls = IOP_CLASS_META,
-		                                     .file = file, .n = 2, .lat_s = 200e-6,
-		                                     .jitter = j->jitter, .seq = -1});
+		synth_calls(s, &(struct synth_calls){.rank = r,
+		                                     .layer = top,
+		                                     .cls = IOP_CLASS_META,
+		                                     .file = file,
+		                                     .n = 2,
+		                                     .lat_s = 200e-6,
+		                                     .jitter = j->jitter,
+		                                     .seq = -1});
 	bool aggregator = j->mpiio && r % 8 == 0;
-	synth_calls(s, &(struct synth_calls){.rank = r, .layer = top, .cls = j->cls, .file = file,
-	                                     .n = n, .bytes = bytes, .lat_s = lat,
-	                                     .jitter = j->jitter, .tail_p = j->tail_p,
+	synth_calls(s, &(struct synth_calls){.rank = r,
+	                                     .layer = top,
+	                                     .cls = j->cls,
+	                                     .file = file,
+	                                     .n = n,
+	                                     .bytes = bytes,
+	                                     .lat_s = lat,
+	                                     .jitter = j->jitter,
+	                                     .tail_p = j->tail_p,
 	                                     .tail_factor = j->tail_factor,
 	                                     .seq = j->mpiio ? 0 : j->seq,
 	                                     .children = aggregator ? 8 : 0,
 	                                     .child_bytes = bytes});
 	if (aggregator)
-		synth_calls(s, &(struct synth_calls){.rank = r, .layer = IOP_LAYER_POSIX,
-		                                     .cls = j->cls, .file = file, .n = n * 8,
-		                                     .bytes = bytes, .lat_s = lat / 10,
-		                                     .jitter = j->jitter, .seq = 1});
+		synth_calls(s, &(struct synth_calls){.rank = r,
+		                                     .layer = IOP_LAYER_POSIX,
+		                                     .cls = j->cls,
+		                                     .file = file,
+		                                     .n = n * 8,
+		                                     .bytes = bytes,
+		                                     .lat_s = lat / 10,
+		                                     .jitter = j->jitter,
+		                                     .seq = 1});
 }
 
 void synth_job_tick(struct synth *s, const struct synth_job *j, int64_t i)

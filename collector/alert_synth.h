@@ -26,13 +26,13 @@ struct synth_calls {
 	uint32_t rank;
 	unsigned layer, cls;
 	uint64_t file;
-	uint64_t n, bytes;  /* bytes per call (ignored for meta calls) */
-	double lat_s;       /* latency per call, */
-	double jitter;      /* spread uniformly by +- this fraction */
-	double tail_p;      /* share of calls that stall, */
-	double tail_factor; /* taking this much longer */
-	double seq;         /* share of the calls that continue the last one; < 0: no offsets */
-	uint64_t children;  /* calls each issues below it, */
+	uint64_t n, bytes;    /* bytes per call (ignored for meta calls) */
+	double lat_s;         /* latency per call, */
+	double jitter;        /* spread uniformly by +- this fraction */
+	double tail_p;        /* share of calls that stall, */
+	double tail_factor;   /* taking this much longer */
+	double seq;           /* share of the calls that continue the last one; < 0: no offsets */
+	uint64_t children;    /* calls each issues below it, */
 	uint64_t child_bytes; /* of this many bytes each */
 };
 

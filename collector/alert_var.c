@@ -52,13 +52,15 @@ static bool peer_of(const struct coll_alerts *a, const struct rule_rt *rt,
 	}
 	if (ops < need)
 		return false;
-	*p = (struct peer){.rank = rank, .per_call = secs(time) / (double)ops,
-	                   .per_call_bytes = (double)bytes / (double)ops, .win_time = secs(win_time)};
+	*p = (struct peer){.rank = rank,
+	                   .per_call = secs(time) / (double)ops,
+	                   .per_call_bytes = (double)bytes / (double)ops,
+	                   .win_time = secs(win_time)};
 	return true;
 }
 
-static enum iop_err straggler_group(struct coll_alerts *a, const struct rule_rt *rt,
-                                    unsigned layer, unsigned cls, struct peer *peers)
+static enum iop_err straggler_group(struct coll_alerts *a, const struct rule_rt *rt, unsigned layer,
+                                    unsigned cls, struct peer *peers)
 {
 	size_t n = 0;
 	for (uint32_t r = 0; r < a->n_rank; r++) {
@@ -179,8 +181,8 @@ enum iop_err judge_throughput_drop(struct coll_alerts *a, const struct rule_rt *
 			fmt_bytes(now, sizeof(now), rate);
 			fmt_bytes(was, sizeof(was), base);
 			fmt_text(c.detail, sizeof(c.detail),
-			         "%s/s in calls = %.0f%% of baseline %s/s", now,
-			         100 * rate / base, was);
+			         "%s/s in calls = %.0f%% of baseline %s/s", now, 100 * rate / base,
+			         was);
 			e = alerts_report(a, rt, &c);
 		}
 	return e;
@@ -337,8 +339,9 @@ enum iop_err judge_imbalance(struct coll_alerts *a, const struct rule_rt *rt)
 	fmt_bytes(mean, sizeof(mean), others);
 	fmt_secs(span, sizeof(span), secs(rt->win * a->tick_ns));
 	if (ranks == 2)
-		fmt_text(c.detail, sizeof(c.detail), "rank %u moved %s in %s = %.1fx the other rank's %s",
-		         max_rank, moved, span, c.value, mean);
+		fmt_text(c.detail, sizeof(c.detail),
+		         "rank %u moved %s in %s = %.1fx the other rank's %s", max_rank, moved,
+		         span, c.value, mean);
 	else
 		fmt_text(c.detail, sizeof(c.detail),
 		         "rank %u moved %s in %s = %.1fx the mean %s of %llu other ranks", max_rank,

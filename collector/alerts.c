@@ -186,8 +186,11 @@ static void history_start(struct coll_alerts *a, struct ident *x)
 	}
 	x->hist = a->n_hist++;
 	struct coll_alert_record *r = &a->hist[x->hist];
-	*r = (struct coll_alert_record){.kind = x->c.kind, .rank = x->c.rank, .file = x->c.file,
-	                                .layer = x->c.shown_layer, .start_ns = x->start_ns};
+	*r = (struct coll_alert_record){.kind = x->c.kind,
+	                                .rank = x->c.rank,
+	                                .file = x->c.file,
+	                                .layer = x->c.shown_layer,
+	                                .start_ns = x->start_ns};
 }
 
 static void history_peak(struct coll_alerts *a, const struct ident *x)
@@ -218,16 +221,23 @@ static const char *sev_word(enum coll_alert_sev s)
 	return s == COLL_SEV_CRIT ? "CRIT" : "WARN";
 }
 
-static void emit(struct coll_alerts *a, struct ident *x, enum coll_alert_state state,
-                 uint64_t t_ns, bool escalated, coll_alert_fn cb, void *arg)
+static void emit(struct coll_alerts *a, struct ident *x, enum coll_alert_state state, uint64_t t_ns,
+                 bool escalated, coll_alert_fn cb, void *arg)
 {
 	char msg[SUBJECT_LEN + DETAIL_LEN + 64];
-	struct coll_alert al = {.state = state, .kind = x->c.kind, .escalated = escalated,
-	                        .start_ns = x->start_ns, .t_ns = t_ns, .rank = x->c.rank,
-	                        .file = x->c.file, .layer = x->c.shown_layer, .message = msg};
+	struct coll_alert al = {.state = state,
+	                        .kind = x->c.kind,
+	                        .escalated = escalated,
+	                        .start_ns = x->start_ns,
+	                        .t_ns = t_ns,
+	                        .rank = x->c.rank,
+	                        .file = x->c.file,
+	                        .layer = x->c.shown_layer,
+	                        .message = msg};
 	if (state == COLL_ALERT_END) {
 		char dur[32], rest[DETAIL_LEN + 64];
-		fmt_secs(dur, sizeof(dur), (double)(t_ns - x->start_ns) / 1e9);
+		fmt_secs(dur, sizeof(dur),
+		         t_ns > x->start_ns ? (double)(t_ns - x->start_ns) / 1e9 : 0);
 		fmt_text(rest, sizeof(rest), "ended after %s, peak %s: %s", dur, sev_word(x->peak),
 		         x->peak_detail);
 		join(msg, sizeof(msg), x->c.subject, rest);
@@ -292,7 +302,7 @@ static void step(struct coll_alerts *a, coll_alert_fn cb, void *arg)
 
 const rule_judge_fn rule_judges[COLL_ALERT__COUNT] = {
 #define X(id, name, scope) [COLL_ALERT_##id] = judge_##name,
-	COLL_ALERT_KINDS(X)
+    COLL_ALERT_KINDS(X)
 #undef X
 };
 
@@ -301,9 +311,9 @@ static bool rule_ok(const struct coll_rule *r)
 	/* NaN fails every comparison, so each test is written to pass only
 	 * for a number in range. */
 	return r->warn >= 0 && r->crit >= r->warn && r->min_duration_s >= 0 &&
-	       r->min_duration_s <= 3600 && r->min_interval_s >= 0 &&
-	       r->min_interval_s <= 86400 && r->window_s >= 0 && r->window_s <= 600 &&
-	       r->min_time_s >= 0 && r->min_z >= 0 && r->pair_ratio >= 0;
+	       r->min_duration_s <= 3600 && r->min_interval_s >= 0 && r->min_interval_s <= 86400 &&
+	       r->window_s >= 0 && r->window_s <= 600 && r->min_time_s >= 0 && r->min_z >= 0 &&
+	       r->pair_ratio >= 0;
 }
 
 enum iop_err coll_alerts_new(const struct coll_rules *rules, struct coll_alerts **out)

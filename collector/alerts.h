@@ -75,7 +75,8 @@ void coll_alerts_free(struct coll_alerts *a);
 
 /* Judges one closed tick and calls cb for each alert that starts, goes on
  * or ends with it. STATE when t is not after the previous tick's or the
- * tick length changed; NOMEM leaves the alerts of this tick unreported.
+ * tick length changed, INVAL for a first tick of length 0; NOMEM leaves
+ * the alerts of this tick unreported.
  * Ticks may be skipped (an empty tick need not be passed). */
 enum iop_err coll_alerts_tick(struct coll_alerts *a, const struct coll_tick *tick,
                               const struct coll_alert_ctx *ctx, coll_alert_fn cb, void *arg);
@@ -93,13 +94,18 @@ struct coll_alert_record {
 	uint64_t start_ns;
 	uint64_t end_ns; /* 0 while active */
 	double peak_value;
-	double baseline; /* at the peak */
+	double baseline;   /* at the peak */
 	char message[256]; /* at the peak */
 };
 const struct coll_alert_record *coll_alerts_history(const struct coll_alerts *a, size_t *n,
                                                     uint64_t *not_kept);
 
 /* ---------------------------------------------------------------- output */
+
+/* json_dumps() flags for alert records: one line, and reals with 16
+ * digits, enough for t to the microsecond without printing 6.2 as
+ * 6.2000000000000002 (jansson's default of 17). */
+#define COLL_ALERT_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(16))
 
 /* The alert as DESIGN.md's JSON record:
  * {"v":1,"type":"alert","state","kind","severity","t","rank"?,"file"?,

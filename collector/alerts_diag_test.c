@@ -82,9 +82,15 @@ struct data {
 static void data_calls(struct synth *s, uint32_t rank, void *arg)
 {
 	const struct data *d = arg;
-	synth_calls(s, &(struct synth_calls){.rank = rank, .layer = d->layer, .cls = d->cls,
-	                                     .file = rank + 1, .n = d->n, .bytes = d->bytes,
-	                                     .lat_s = d->lat, .jitter = 0.3, .seq = d->seq,
+	synth_calls(s, &(struct synth_calls){.rank = rank,
+	                                     .layer = d->layer,
+	                                     .cls = d->cls,
+	                                     .file = rank + 1,
+	                                     .n = d->n,
+	                                     .bytes = d->bytes,
+	                                     .lat_s = d->lat,
+	                                     .jitter = 0.3,
+	                                     .seq = d->seq,
 	                                     .children = d->children,
 	                                     .child_bytes = d->child_bytes});
 }
@@ -161,15 +167,24 @@ struct meta {
 static void meta_calls(struct synth *s, uint32_t rank, void *arg)
 {
 	struct meta *m = arg;
-	synth_calls(s, &(struct synth_calls){.rank = rank, .layer = IOP_LAYER_POSIX,
-	                                     .cls = IOP_CLASS_WRITE, .file = rank + 1, .n = 20,
-	                                     .bytes = MIB, .lat_s = 5e-3, .jitter = 0.3,
+	synth_calls(s, &(struct synth_calls){.rank = rank,
+	                                     .layer = IOP_LAYER_POSIX,
+	                                     .cls = IOP_CLASS_WRITE,
+	                                     .file = rank + 1,
+	                                     .n = 20,
+	                                     .bytes = MIB,
+	                                     .lat_s = 5e-3,
+	                                     .jitter = 0.3,
 	                                     .seq = 1});
 	if ((s->tick.t - SYNTH_T0) % m->every == 0)
-		synth_calls(s, &(struct synth_calls){.rank = rank, .layer = IOP_LAYER_POSIX,
-		                                     .cls = IOP_CLASS_META, .file = rank + 1,
-		                                     .n = m->meta_n, .lat_s = m->meta_lat,
-		                                     .jitter = 0.3, .seq = -1});
+		synth_calls(s, &(struct synth_calls){.rank = rank,
+		                                     .layer = IOP_LAYER_POSIX,
+		                                     .cls = IOP_CLASS_META,
+		                                     .file = rank + 1,
+		                                     .n = m->meta_n,
+		                                     .lat_s = m->meta_lat,
+		                                     .jitter = 0.3,
+		                                     .seq = -1});
 }
 
 static void test_metadata(void **state)
@@ -253,8 +268,14 @@ static void tell_collective(struct tick_sum *cur, void *arg)
 
 static void no_collective_run(struct run *r, const struct coll_counts *counts)
 {
-	struct data d = {.layer = IOP_LAYER_MPIIO, .cls = IOP_CLASS_WRITE, .n = 20, .bytes = 4 * MIB,
-	                 .lat = 10e-3, .seq = 1, .children = 1, .child_bytes = 4 * MIB};
+	struct data d = {.layer = IOP_LAYER_MPIIO,
+	                 .cls = IOP_CLASS_WRITE,
+	                 .n = 20,
+	                 .bytes = 4 * MIB,
+	                 .lat = 10e-3,
+	                 .seq = 1,
+	                 .children = 1,
+	                 .child_bytes = 4 * MIB};
 	struct coll_rules rules;
 	coll_rules_default(&rules);
 	assert_int_equal(coll_alerts_new(&rules, &r->a), IOP_OK);
@@ -298,8 +319,14 @@ static void test_no_collective(void **state)
 static void test_fragmentation(void **state)
 {
 	/* each independent MPI-IO write becomes 32 POSIX writes of 4 KiB */
-	struct data d = {.layer = IOP_LAYER_MPIIO, .cls = IOP_CLASS_WRITE, .n = 20, .bytes = 128 * 1024,
-	                 .lat = 20e-3, .seq = 1, .children = 32, .child_bytes = 4096};
+	struct data d = {.layer = IOP_LAYER_MPIIO,
+	                 .cls = IOP_CLASS_WRITE,
+	                 .n = 20,
+	                 .bytes = 128 * 1024,
+	                 .lat = 20e-3,
+	                 .seq = 1,
+	                 .children = 32,
+	                 .child_bytes = 4096};
 	struct run r;
 	run_pattern(&r, 8, data_calls, &d, NULL);
 	const struct synth_alert *x = expect(&r, COLL_ALERT_FRAGMENTATION);
@@ -352,18 +379,18 @@ static void test_monitor_loss(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_small_io),
-		cmocka_unit_test(test_small_io_quiet),
-		cmocka_unit_test(test_random_io),
-		cmocka_unit_test(test_random_io_quiet),
-		cmocka_unit_test(test_metadata),
-		cmocka_unit_test(test_metadata_checkpoint_sync_quiet),
-		cmocka_unit_test(test_stdio_share),
-		cmocka_unit_test(test_stdio_log_quiet),
-		cmocka_unit_test(test_no_collective),
-		cmocka_unit_test(test_fragmentation),
-		cmocka_unit_test(test_fragmentation_collective_quiet),
-		cmocka_unit_test(test_monitor_loss),
+	    cmocka_unit_test(test_small_io),
+	    cmocka_unit_test(test_small_io_quiet),
+	    cmocka_unit_test(test_random_io),
+	    cmocka_unit_test(test_random_io_quiet),
+	    cmocka_unit_test(test_metadata),
+	    cmocka_unit_test(test_metadata_checkpoint_sync_quiet),
+	    cmocka_unit_test(test_stdio_share),
+	    cmocka_unit_test(test_stdio_log_quiet),
+	    cmocka_unit_test(test_no_collective),
+	    cmocka_unit_test(test_fragmentation),
+	    cmocka_unit_test(test_fragmentation_collective_quiet),
+	    cmocka_unit_test(test_monitor_loss),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

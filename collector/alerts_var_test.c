@@ -199,15 +199,22 @@ static void test_many_files_and_ranks_bounded(void **state)
 	for (int64_t i = 0; i < 60; i++) {
 		synth_begin(&f->s, SYNTH_T0 + i);
 		for (uint32_t k = 0; k < 200; k++)
-			synth_calls(&f->s, &(struct synth_calls){
-			                           .rank = k % 4, .layer = IOP_LAYER_POSIX,
-			                           .cls = IOP_CLASS_WRITE, .file = 1000 + k + 37 * (uint64_t)i,
-			                           .n = 20, .bytes = 4096, .lat_s = 1e-4, .jitter = 0.3,
-			                           .seq = 1});
+			synth_calls(&f->s,
+			            &(struct synth_calls){.rank = k % 4,
+			                                  .layer = IOP_LAYER_POSIX,
+			                                  .cls = IOP_CLASS_WRITE,
+			                                  .file = 1000 + k + 37 * (uint64_t)i,
+			                                  .n = 20,
+			                                  .bytes = 4096,
+			                                  .lat_s = 1e-4,
+			                                  .jitter = 0.3,
+			                                  .seq = 1});
 		synth_calls(&f->s, &(struct synth_calls){.rank = COLL_ALERTS_MAX_RANKS + 5,
 		                                         .layer = IOP_LAYER_POSIX,
-		                                         .cls = IOP_CLASS_WRITE, .n = 1,
-		                                         .bytes = 1, .lat_s = 1});
+		                                         .cls = IOP_CLASS_WRITE,
+		                                         .n = 1,
+		                                         .bytes = 1,
+		                                         .lat_s = 1});
 		f->log.now = i;
 		assert_int_equal(coll_alerts_tick(f->a, &f->s.tick, NULL, synth_collect, &f->log),
 		                 IOP_OK);
@@ -340,14 +347,15 @@ static void test_throughput_collapse(void **state)
 	for (size_t i = 0; i < f->log.n; i++)
 		assert_int_equal(f->log.v[i].a.file, 0);
 	const struct synth_alert *s =
-	        synth_find(&f->log, COLL_ALERT_THROUGHPUT_DROP, COLL_ALERT_START);
+	    synth_find(&f->log, COLL_ALERT_THROUGHPUT_DROP, COLL_ALERT_START);
 	assert_non_null(s);
 	assert_true(s->tick < FAULT_AT + MAX_DELAY);
 	assert_int_equal(s->a.layer, IOP_LAYER_POSIX);
 	assert_int_equal(s->a.rank, COLL_RANK_NONE);
 	assert_int_equal(s->a.file, 0);
 	assert_non_null(strstr(s->message, "posix write"));
-	const struct synth_alert *e = synth_find(&f->log, COLL_ALERT_THROUGHPUT_DROP, COLL_ALERT_END);
+	const struct synth_alert *e =
+	    synth_find(&f->log, COLL_ALERT_THROUGHPUT_DROP, COLL_ALERT_END);
 	assert_non_null(e);
 	assert_int_equal(e->a.severity, COLL_SEV_CRIT);
 	assert_true(e->a.value > 0.85);
@@ -371,11 +379,11 @@ static void test_throughput_escalates(void **state)
 
 	assert_kinds(&f->log, K(THROUGHPUT_DROP) | K(LATENCY_SPIKE));
 	const struct synth_alert *s =
-	        synth_find(&f->log, COLL_ALERT_THROUGHPUT_DROP, COLL_ALERT_START);
+	    synth_find(&f->log, COLL_ALERT_THROUGHPUT_DROP, COLL_ALERT_START);
 	assert_non_null(s);
 	assert_int_equal(s->a.severity, COLL_SEV_WARN);
 	const struct synth_alert *o =
-	        synth_find(&f->log, COLL_ALERT_THROUGHPUT_DROP, COLL_ALERT_ONGOING);
+	    synth_find(&f->log, COLL_ALERT_THROUGHPUT_DROP, COLL_ALERT_ONGOING);
 	assert_non_null(o);
 	assert_true(o->a.escalated && o->a.severity == COLL_SEV_CRIT);
 	assert_true(o->tick < FAULT_AT + 10 + MAX_DELAY);
@@ -425,6 +433,35 @@ static void test_latency_spike_one_file(void **state)
 	}
 	assert_cadence(&f->log, COLL_ALERT_LATENCY_SPIKE, 30);
 	fixture_free(f);
+}
+
+static void test_latency_spike_file_cap(void **state)
+{
+	/* 8 files, baselines for 4: the first 4 seen keep theirs, so a spike
+	 * on one of them is told by file; one on file 7 only by its layer */
+	for (uint64_t spiked = 2; spiked <= 7; spiked += 5) {
+		struct fixture *f = fixture_new(8);
+		f->j.files = 8;
+		f->rules.max_files = 4;
+		fixture_start(f);
+		run(f, 0, FAULT_AT);
+		f->j.spike_file = spiked;
+		f->j.spike_factor = 20;
+		run(f, FAULT_AT, FAULT_AT + 10);
+		size_t by_file = 0, by_layer = 0;
+		for (size_t i = 0; i < f->log.n; i++) {
+			const struct synth_alert *x = &f->log.v[i];
+			if (x->a.kind != COLL_ALERT_LATENCY_SPIKE || x->a.state != COLL_ALERT_START)
+				continue;
+			if (x->a.file)
+				assert_int_equal(x->a.file, spiked);
+			by_file += x->a.file != 0;
+			by_layer += x->a.file == 0;
+		}
+		assert_int_equal(by_file, spiked == 2);
+		assert_int_equal(by_layer, 1);
+		fixture_free(f);
+	}
 }
 
 /* ---------------------------------------------------------------- hung_io */
@@ -639,29 +676,30 @@ static void test_bad_rules_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_healthy_2_ranks_few_small_writes),
-		cmocka_unit_test(test_healthy_2_ranks_large_writes),
-		cmocka_unit_test(test_healthy_64_ranks_posix),
-		cmocka_unit_test(test_healthy_64_ranks_collective_phases),
-		cmocka_unit_test(test_healthy_noisy_filesystem),
-		cmocka_unit_test(test_healthy_heavy_tails),
-		cmocka_unit_test(test_healthy_pattern_change),
-		cmocka_unit_test(test_many_files_and_ranks_bounded),
-		cmocka_unit_test(test_straggler_64_ranks),
-		cmocka_unit_test(test_straggler_escalates),
-		cmocka_unit_test(test_straggler_2_ranks),
-		cmocka_unit_test(test_straggler_more_work_is_not_slowness),
-		cmocka_unit_test(test_throughput_collapse),
-		cmocka_unit_test(test_throughput_escalates),
-		cmocka_unit_test(test_latency_spike_one_file),
-		cmocka_unit_test(test_hung_io),
-		cmocka_unit_test(test_imbalance),
-		cmocka_unit_test(test_restart_waits_min_interval),
-		cmocka_unit_test(test_finish_and_history),
-		cmocka_unit_test(test_deterministic),
-		cmocka_unit_test(test_ticks_in_order),
-		cmocka_unit_test(test_skipped_ticks_end_alerts),
-		cmocka_unit_test(test_bad_rules_refused),
+	    cmocka_unit_test(test_healthy_2_ranks_few_small_writes),
+	    cmocka_unit_test(test_healthy_2_ranks_large_writes),
+	    cmocka_unit_test(test_healthy_64_ranks_posix),
+	    cmocka_unit_test(test_healthy_64_ranks_collective_phases),
+	    cmocka_unit_test(test_healthy_noisy_filesystem),
+	    cmocka_unit_test(test_healthy_heavy_tails),
+	    cmocka_unit_test(test_healthy_pattern_change),
+	    cmocka_unit_test(test_many_files_and_ranks_bounded),
+	    cmocka_unit_test(test_straggler_64_ranks),
+	    cmocka_unit_test(test_straggler_escalates),
+	    cmocka_unit_test(test_straggler_2_ranks),
+	    cmocka_unit_test(test_straggler_more_work_is_not_slowness),
+	    cmocka_unit_test(test_throughput_collapse),
+	    cmocka_unit_test(test_throughput_escalates),
+	    cmocka_unit_test(test_latency_spike_one_file),
+	    cmocka_unit_test(test_latency_spike_file_cap),
+	    cmocka_unit_test(test_hung_io),
+	    cmocka_unit_test(test_imbalance),
+	    cmocka_unit_test(test_restart_waits_min_interval),
+	    cmocka_unit_test(test_finish_and_history),
+	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_ticks_in_order),
+	    cmocka_unit_test(test_skipped_ticks_end_alerts),
+	    cmocka_unit_test(test_bad_rules_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

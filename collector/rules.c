@@ -16,12 +16,12 @@
 
 static const char *const kind_names[] = {
 #define X(id, name, scope) [COLL_ALERT_##id] = #name,
-	COLL_ALERT_KINDS(X)
+    COLL_ALERT_KINDS(X)
 #undef X
 };
 static const enum coll_alert_scope kind_scopes[] = {
 #define X(id, name, scope) [COLL_ALERT_##id] = COLL_SCOPE_##scope,
-	COLL_ALERT_KINDS(X)
+    COLL_ALERT_KINDS(X)
 #undef X
 };
 
@@ -47,52 +47,31 @@ enum coll_alert_scope coll_alert_kind_scope(enum coll_alert_kind kind)
 
 /* The reasoning behind each number is in docs/alerts.md. The variability
  * rules use short windows so a fault shows within a few ticks; the
- * diagnosis rules want a sustained pattern at volume before they speak. */
+ * diagnosis rules want a sustained pattern at volume before they speak.
+ * Columns in the order of struct coll_rule. */
+/* clang-format off */
+static const struct coll_rule defaults[COLL_ALERT__COUNT] = {
+/*                              on    warn  crit      dur int  win base ops   bytes     time ranks z    pair max_mean */
+[COLL_ALERT_STRAGGLER]       = {true, 3,    8,        3,  30,  5,  0,   2,    0,        0.1, 2,    3.5, 5,   0},
+[COLL_ALERT_THROUGHPUT_DROP] = {true, 0.5,  0.8,      2,  30,  3,  30,  20,   MIB,      0.1, 0,    0,   0,   0},
+[COLL_ALERT_LATENCY_SPIKE]   = {true, 5,    15,       2,  30,  0,  30,  16,   0,        0.05,0,    0,   0,   0},
+[COLL_ALERT_HUNG_IO]         = {true, 10,   30,       0,  30,  0,  0,   0,    0,        0,   0,    0,   0,   0},
+[COLL_ALERT_IMBALANCE]       = {true, 2.5,  8,        2,  60,  5,  0,   0,    64 * MIB, 0,   2,    0,   0,   0},
+[COLL_ALERT_SMALL_IO]        = {true, 0.5,  0.9,      3,  60,  10, 0,   1000, 0,        0.2, 0,    0,   0,   0},
+[COLL_ALERT_RANDOM_IO]       = {true, 0.5,  0.9,      3,  60,  10, 0,   1000, 0,        0.2, 0,    0,   0,   MIB},
+[COLL_ALERT_METADATA]        = {true, 0.3,  0.6,      3,  60,  10, 0,   20,   0,        1,   0,    0,   0,   0},
+[COLL_ALERT_STDIO_SHARE]     = {true, 0.5,  0.9,      3,  60,  10, 0,   0,    64 * MIB, 0,   0,    0,   0,   0},
+[COLL_ALERT_NO_COLLECTIVE]   = {true, 0.99, HUGE_VAL, 3,  60,  10, 0,   100,  16 * MIB, 0,   2,    0,   0,   0},
+[COLL_ALERT_FRAGMENTATION]   = {true, 8,    64,       3,  60,  10, 0,   20,   0,        0.2, 0,    0,   0,   MIB},
+[COLL_ALERT_MONITOR_LOSS]    = {true, 0.01, 0.1,      2,  60,  10, 0,   1000, 0,        0,   0,    0,   0,   0},
+};
+/* clang-format on */
+
 void coll_rules_default(struct coll_rules *r)
 {
 	memset(r, 0, sizeof(*r));
+	memcpy(r->rule, defaults, sizeof(defaults));
 	r->max_files = 1024;
-	struct coll_rule *x = r->rule;
-	x[COLL_ALERT_STRAGGLER] = (struct coll_rule){
-	        .enabled = true, .warn = 3, .crit = 8, .min_duration_s = 3, .min_interval_s = 30,
-	        .window_s = 5, .min_ops = 2, .min_time_s = 0.1, .min_ranks = 2, .min_z = 3.5,
-	        .pair_ratio = 5};
-	x[COLL_ALERT_THROUGHPUT_DROP] = (struct coll_rule){
-	        .enabled = true, .warn = 0.5, .crit = 0.8, .min_duration_s = 2,
-	        .min_interval_s = 30, .window_s = 3, .baseline_n = 30, .min_ops = 20,
-	        .min_bytes = MIB, .min_time_s = 0.1};
-	x[COLL_ALERT_LATENCY_SPIKE] = (struct coll_rule){
-	        .enabled = true, .warn = 5, .crit = 15, .min_duration_s = 2, .min_interval_s = 30,
-	        .baseline_n = 30, .min_ops = 16, .min_time_s = 0.05};
-	x[COLL_ALERT_HUNG_IO] = (struct coll_rule){
-	        .enabled = true, .warn = 10, .crit = 30, .min_duration_s = 0, .min_interval_s = 30};
-	x[COLL_ALERT_IMBALANCE] = (struct coll_rule){
-	        .enabled = true, .warn = 2.5, .crit = 8, .min_duration_s = 2, .min_interval_s = 60,
-	        .window_s = 5, .min_bytes = 64 * MIB, .min_ranks = 2};
-	x[COLL_ALERT_SMALL_IO] = (struct coll_rule){
-	        .enabled = true, .warn = 0.5, .crit = 0.9, .min_duration_s = 3,
-	        .min_interval_s = 60, .window_s = 10, .min_ops = 1000, .min_time_s = 0.2};
-	x[COLL_ALERT_RANDOM_IO] = (struct coll_rule){
-	        .enabled = true, .warn = 0.5, .crit = 0.9, .min_duration_s = 3,
-	        .min_interval_s = 60, .window_s = 10, .min_ops = 1000, .min_time_s = 0.2,
-	        .max_mean_bytes = MIB};
-	x[COLL_ALERT_METADATA] = (struct coll_rule){
-	        .enabled = true, .warn = 0.3, .crit = 0.6, .min_duration_s = 3,
-	        .min_interval_s = 60, .window_s = 10, .min_ops = 20, .min_time_s = 1};
-	x[COLL_ALERT_STDIO_SHARE] = (struct coll_rule){
-	        .enabled = true, .warn = 0.5, .crit = 0.9, .min_duration_s = 3,
-	        .min_interval_s = 60, .window_s = 10, .min_bytes = 64 * MIB};
-	x[COLL_ALERT_NO_COLLECTIVE] = (struct coll_rule){
-	        .enabled = true, .warn = 0.99, .crit = HUGE_VAL, .min_duration_s = 3,
-	        .min_interval_s = 60, .window_s = 10, .min_ops = 100, .min_bytes = 16 * MIB,
-	        .min_ranks = 2};
-	x[COLL_ALERT_FRAGMENTATION] = (struct coll_rule){
-	        .enabled = true, .warn = 8, .crit = 64, .min_duration_s = 3,
-	        .min_interval_s = 60, .window_s = 10, .min_ops = 20, .min_time_s = 0.2,
-	        .max_mean_bytes = MIB};
-	x[COLL_ALERT_MONITOR_LOSS] = (struct coll_rule){
-	        .enabled = true, .warn = 0.01, .crit = 0.1, .min_duration_s = 2,
-	        .min_interval_s = 60, .window_s = 10, .min_ops = 1000};
 }
 
 /* ------------------------------------------------------------- overrides */
@@ -111,28 +90,28 @@ struct key_desc {
 };
 
 static const struct key_desc keys[] = {
-	{"enabled", KEY_BOOL, offsetof(struct coll_rule, enabled), 0, 1, ALL_RULES},
-	{"warn", KEY_NUM, offsetof(struct coll_rule, warn), 0, 1e18, ALL_RULES},
-	{"crit", KEY_NUM, offsetof(struct coll_rule, crit), 0, 1e18, ALL_RULES},
-	{"min_duration_s", KEY_NUM, offsetof(struct coll_rule, min_duration_s), 0, 3600, ALL_RULES},
-	{"min_interval_s", KEY_NUM, offsetof(struct coll_rule, min_interval_s), 0, 86400, ALL_RULES},
-	{"window_s", KEY_NUM, offsetof(struct coll_rule, window_s), 0, 600,
-	 ALL_RULES & ~(R(LATENCY_SPIKE) | R(HUNG_IO))},
-	{"baseline_n", KEY_U32, offsetof(struct coll_rule, baseline_n), 3, 1000,
-	 R(THROUGHPUT_DROP) | R(LATENCY_SPIKE)},
-	{"min_ops", KEY_U64, offsetof(struct coll_rule, min_ops), 0, 1e15,
-	 ALL_RULES & ~(R(HUNG_IO) | R(IMBALANCE) | R(STDIO_SHARE))},
-	{"min_bytes", KEY_U64, offsetof(struct coll_rule, min_bytes), 0, 1e18,
-	 R(THROUGHPUT_DROP) | R(IMBALANCE) | R(STDIO_SHARE) | R(NO_COLLECTIVE)},
-	{"min_time_s", KEY_NUM, offsetof(struct coll_rule, min_time_s), 0, 1e9,
-	 R(STRAGGLER) | R(THROUGHPUT_DROP) | R(LATENCY_SPIKE) | R(SMALL_IO) | R(RANDOM_IO) |
-	         R(METADATA) | R(FRAGMENTATION)},
-	{"min_ranks", KEY_U32, offsetof(struct coll_rule, min_ranks), 2, 1e9,
-	 R(STRAGGLER) | R(IMBALANCE) | R(NO_COLLECTIVE)},
-	{"min_z", KEY_NUM, offsetof(struct coll_rule, min_z), 0, 1e6, R(STRAGGLER)},
-	{"pair_ratio", KEY_NUM, offsetof(struct coll_rule, pair_ratio), 1, 1e6, R(STRAGGLER)},
-	{"max_mean_bytes", KEY_U64, offsetof(struct coll_rule, max_mean_bytes), 1, 1e18,
-	 R(RANDOM_IO) | R(FRAGMENTATION)},
+    {"enabled", KEY_BOOL, offsetof(struct coll_rule, enabled), 0, 1, ALL_RULES},
+    {"warn", KEY_NUM, offsetof(struct coll_rule, warn), 0, 1e18, ALL_RULES},
+    {"crit", KEY_NUM, offsetof(struct coll_rule, crit), 0, 1e18, ALL_RULES},
+    {"min_duration_s", KEY_NUM, offsetof(struct coll_rule, min_duration_s), 0, 3600, ALL_RULES},
+    {"min_interval_s", KEY_NUM, offsetof(struct coll_rule, min_interval_s), 0, 86400, ALL_RULES},
+    {"window_s", KEY_NUM, offsetof(struct coll_rule, window_s), 0, 600,
+     ALL_RULES & ~(R(LATENCY_SPIKE) | R(HUNG_IO))},
+    {"baseline_n", KEY_U32, offsetof(struct coll_rule, baseline_n), 3, 1000,
+     R(THROUGHPUT_DROP) | R(LATENCY_SPIKE)},
+    {"min_ops", KEY_U64, offsetof(struct coll_rule, min_ops), 0, 1e15,
+     ALL_RULES & ~(R(HUNG_IO) | R(IMBALANCE) | R(STDIO_SHARE))},
+    {"min_bytes", KEY_U64, offsetof(struct coll_rule, min_bytes), 0, 1e18,
+     R(THROUGHPUT_DROP) | R(IMBALANCE) | R(STDIO_SHARE) | R(NO_COLLECTIVE)},
+    {"min_time_s", KEY_NUM, offsetof(struct coll_rule, min_time_s), 0, 1e9,
+     R(STRAGGLER) | R(THROUGHPUT_DROP) | R(LATENCY_SPIKE) | R(SMALL_IO) | R(RANDOM_IO) |
+         R(METADATA) | R(FRAGMENTATION)},
+    {"min_ranks", KEY_U32, offsetof(struct coll_rule, min_ranks), 2, 1e9,
+     R(STRAGGLER) | R(IMBALANCE) | R(NO_COLLECTIVE)},
+    {"min_z", KEY_NUM, offsetof(struct coll_rule, min_z), 0, 1e6, R(STRAGGLER)},
+    {"pair_ratio", KEY_NUM, offsetof(struct coll_rule, pair_ratio), 1, 1e6, R(STRAGGLER)},
+    {"max_mean_bytes", KEY_U64, offsetof(struct coll_rule, max_mean_bytes), 1, 1e18,
+     R(RANDOM_IO) | R(FRAGMENTATION)},
 };
 
 static enum iop_err fail(char *errbuf, size_t errlen, enum iop_err e, const char *fmt,
@@ -144,8 +123,8 @@ static enum iop_err fail(char *errbuf, size_t errlen, enum iop_err e, const char
 }
 
 /* Sets one key of one rule from a JSON value. */
-static enum iop_err set_key(struct coll_rule *rule, const char *rname, const char *kname,
-                            json_t *v, char *errbuf, size_t errlen)
+static enum iop_err set_key(struct coll_rule *rule, const char *rname, const char *kname, json_t *v,
+                            char *errbuf, size_t errlen)
 {
 	enum coll_alert_kind kind;
 	coll_alert_kind_from_name(rname, &kind);
@@ -154,9 +133,10 @@ static enum iop_err set_key(struct coll_rule *rule, const char *rname, const cha
 		if (strcmp(keys[i].name, kname) == 0)
 			d = &keys[i];
 	if (!d || !(d->rules & (1u << kind)))
-		return fail(errbuf, errlen, IOP_ERR_INVAL,
-		            "rules: rule '%s' has no key '%s' (docs/alerts.md lists each rule's keys)",
-		            rname, kname);
+		return fail(
+		    errbuf, errlen, IOP_ERR_INVAL,
+		    "rules: rule '%s' has no key '%s' (docs/alerts.md lists each rule's keys)",
+		    rname, kname);
 	char *field = (char *)rule + d->off;
 	if (d->type == KEY_BOOL) {
 		if (!json_is_boolean(v))
@@ -196,12 +176,14 @@ static enum iop_err apply(struct coll_rules *r, json_t *root, char *errbuf, size
 	json_object_foreach(root, rname, obj)
 	{
 		enum coll_alert_kind kind;
-		if (!coll_alert_kind_from_name(rname, &kind))
+		if (!coll_alert_kind_from_name(rname, &kind)) {
+			char known[256] = "";
+			for (unsigned k = 0; k < COLL_ALERT__COUNT; k++)
+				snprintf(known + strlen(known), sizeof(known) - strlen(known),
+				         "%s%s", k ? ", " : "", kind_names[k]);
 			return fail(errbuf, errlen, IOP_ERR_INVAL,
-			            "rules: unknown rule '%s'%s (known: straggler, throughput_drop, "
-			            "latency_spike, hung_io, imbalance, small_io, random_io, metadata, "
-			            "stdio_share, no_collective, fragmentation, monitor_loss)",
-			            rname, "");
+			            "rules: unknown rule '%s' (known: %s)", rname, known);
+		}
 		if (!json_is_object(obj))
 			return fail(errbuf, errlen, IOP_ERR_INVAL,
 			            "rules: '%s' must be an object of keys%s", rname, "");

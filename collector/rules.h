@@ -36,12 +36,13 @@ enum coll_alert_kind {
 #define X(id, name, scope) COLL_ALERT_##id,
 	COLL_ALERT_KINDS(X)
 #undef X
-	COLL_ALERT__COUNT
+	    COLL_ALERT__COUNT
 };
 
 /* What an alert is about: the whole job, a layer, a rank or a file. */
 enum coll_alert_scope { COLL_SCOPE_JOB, COLL_SCOPE_LAYER, COLL_SCOPE_RANK, COLL_SCOPE_FILE };
 
+/* rules.c's table of defaults lists the fields in this order. */
 struct coll_rule {
 	bool enabled;
 	double warn, crit;     /* thresholds on the value; crit may be HUGE_VAL (never) */
@@ -56,8 +57,8 @@ struct coll_rule {
 	uint64_t min_bytes;
 	double min_time_s;
 	uint32_t min_ranks;
-	double min_z;           /* straggler: robust z-score a rank must also reach */
-	double pair_ratio;      /* straggler with 2 ranks: ratio to the other rank */
+	double min_z;            /* straggler: robust z-score a rank must also reach */
+	double pair_ratio;       /* straggler with 2 ranks: ratio to the other rank */
 	uint64_t max_mean_bytes; /* random_io, fragmentation: larger requests are fine */
 };
 

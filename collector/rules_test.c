@@ -24,6 +24,14 @@ static void test_defaults(void **state)
 		assert_true(coll_alert_kind_from_name(coll_alert_kind_name(k), &back));
 		assert_int_equal(back, k);
 	}
+	/* the table is positional: a few columns checked by name */
+	assert_true(r.rule[COLL_ALERT_STRAGGLER].min_z == 3.5);
+	assert_true(r.rule[COLL_ALERT_STRAGGLER].pair_ratio == 5);
+	assert_int_equal(r.rule[COLL_ALERT_THROUGHPUT_DROP].baseline_n, 30);
+	assert_int_equal(r.rule[COLL_ALERT_IMBALANCE].min_bytes, 64 << 20);
+	assert_int_equal(r.rule[COLL_ALERT_RANDOM_IO].max_mean_bytes, 1 << 20);
+	assert_true(r.rule[COLL_ALERT_METADATA].min_time_s == 1);
+	assert_true(isinf(r.rule[COLL_ALERT_NO_COLLECTIVE].crit));
 	assert_string_equal(coll_alert_kind_name(COLL_ALERT_MONITOR_LOSS), "monitor_loss");
 	assert_string_equal(coll_alert_kind_name(COLL_ALERT__COUNT), "?");
 	assert_int_equal(coll_alert_kind_scope(COLL_ALERT_STRAGGLER), COLL_SCOPE_RANK);
@@ -74,15 +82,20 @@ static void refused(const char *text, enum iop_err e, const char *want)
 static void test_mistakes(void **state)
 {
 	refused("{\"stragler\": {\"warn\": 4}}", IOP_ERR_INVAL, "unknown rule 'stragler'");
+	refused("{\"stragler\": {\"warn\": 4}}", IOP_ERR_INVAL,
+	        "(known: straggler, throughput_drop, latency_spike, hung_io, imbalance, small_io, "
+	        "random_io, metadata, stdio_share, no_collective, fragmentation, monitor_loss)");
 	refused("{\"straggler\": {\"wran\": 4}}", IOP_ERR_INVAL,
 	        "rule 'straggler' has no key 'wran'");
 	refused("{\"hung_io\": {\"min_bytes\": 4}}", IOP_ERR_INVAL,
 	        "rule 'hung_io' has no key 'min_bytes'");
-	refused("{\"straggler\": {\"warn\": \"4\"}}", IOP_ERR_INVAL, "straggler.warn must be a number");
+	refused("{\"straggler\": {\"warn\": \"4\"}}", IOP_ERR_INVAL,
+	        "straggler.warn must be a number");
 	refused("{\"straggler\": {\"enabled\": 1}}", IOP_ERR_INVAL, "must be true or false");
 	refused("{\"straggler\": {\"min_duration_s\": -1}}", IOP_ERR_INVAL,
 	        "straggler.min_duration_s is out of range");
-	refused("{\"small_io\": {\"min_ops\": 2.5}}", IOP_ERR_INVAL, "small_io.min_ops is out of range");
+	refused("{\"small_io\": {\"min_ops\": 2.5}}", IOP_ERR_INVAL,
+	        "small_io.min_ops is out of range");
 	/* the first rule is fine, the second is not: neither is applied */
 	refused("{\"small_io\": {\"warn\": 0.2}, \"imbalance\": {\"warn\": 9}}", IOP_ERR_INVAL,
 	        "imbalance has warn above crit");
@@ -145,19 +158,19 @@ static void test_override_changes_behaviour(void **state)
 	assert_int_equal(straggler_alerts(&r), 0);
 	coll_rules_default(&r);
 	assert_int_equal(
-	        coll_rules_parse_json(&r, "{\"straggler\":{\"enabled\":false}}", err, sizeof(err)),
-	        IOP_OK);
+	    coll_rules_parse_json(&r, "{\"straggler\":{\"enabled\":false}}", err, sizeof(err)),
+	    IOP_OK);
 	assert_int_equal(straggler_alerts(&r), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_overrides),
-		cmocka_unit_test(test_mistakes),
-		cmocka_unit_test(test_load_file),
-		cmocka_unit_test(test_override_changes_behaviour),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_overrides),
+	    cmocka_unit_test(test_mistakes),
+	    cmocka_unit_test(test_load_file),
+	    cmocka_unit_test(test_override_changes_behaviour),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
