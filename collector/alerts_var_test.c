@@ -104,9 +104,10 @@ static void healthy(struct fixture *f)
 
 static void test_healthy_2_ranks_few_small_writes(void **state)
 {
-	/* a test program: a few hundred 1 KiB writes in all, and an open
-	 * and close each I/O phase */
+	/* a test program: a few hundred 1 KiB writes in all, half of them
+	 * not sequential, and an open and close each I/O phase */
 	struct fixture *f = fixture_new(2);
+	f->j.seq = 0.5;
 	f->j.calls = 1;
 	f->j.bytes = 1024;
 	f->j.lat_s = 20e-6;
