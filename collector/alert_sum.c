@@ -364,6 +364,7 @@ static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *k
 	s->off_ops += cell->off_ops;
 	s->seq_ops += cell->seq_ops;
 	s->small_ops += cell->size_ops[0] + cell->size_ops[1];
+	s->coll_ops += cell->coll_ops;
 	s->ranks += cell->ops > 0;
 	rs->had_ops |= cell->ops > 0;
 	if (cell->inflight && cell->oldest_ns &&
@@ -403,6 +404,7 @@ enum iop_err sum_tick(struct coll_alerts *a)
 	a->cur = &a->ring[ring_index(a->t, a->ring_n)];
 	memset(a->cur, 0, sizeof(*a->cur));
 	a->cur->t = a->t;
+	a->cur->coll_known = true; /* cells count collective calls (coll_ops) */
 	a->cur->events = a->ctx->events;
 	a->cur->dropped = a->ctx->dropped;
 	a->cur->late = a->ctx->late;

@@ -58,6 +58,8 @@ static void add_calls(struct synth *s, struct coll_cell *cell, const struct synt
 	if (cell->busy_ns > s->tick.tick_ns)
 		cell->busy_ns = s->tick.tick_ns;
 	cell->child_ops += c->n * c->children;
+	if (c->collective && data)
+		cell->coll_ops += c->n;
 	cell->child_bytes += c->n * c->children * c->child_bytes;
 	if (c->seq >= 0 && data) {
 		cell->off_ops += c->n;
@@ -156,7 +158,8 @@ static void job_rank(struct synth *s, const struct synth_job *j, uint32_t r, boo
 	                                     .tail_factor = j->tail_factor,
 	                                     .seq = j->mpiio ? 0 : j->seq,
 	                                     .children = aggregator ? 8 : 0,
-	                                     .child_bytes = bytes});
+	                                     .child_bytes = bytes,
+	                                     .collective = j->mpiio});
 	if (aggregator)
 		synth_calls(s, &(struct synth_calls){.rank = r,
 		                                     .layer = IOP_LAYER_POSIX,

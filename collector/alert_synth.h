@@ -34,6 +34,7 @@ struct synth_calls {
 	double seq;           /* share of the calls that continue the last one; < 0: no offsets */
 	uint64_t children;    /* calls each issues below it, */
 	uint64_t child_bytes; /* of this many bytes each */
+	bool collective;      /* read_coll / write_coll calls (counted in coll_ops) */
 };
 
 void synth_init(struct synth *s, uint64_t seed);

@@ -71,6 +71,7 @@ struct data {
 	uint64_t n, bytes;
 	double lat, seq;
 	uint64_t children, child_bytes;
+	bool collective;
 };
 
 /* layer, class, calls, bytes, latency, sequential share */
@@ -92,7 +93,8 @@ static void data_calls(struct synth *s, uint32_t rank, void *arg)
 	                                     .jitter = 0.3,
 	                                     .seq = d->seq,
 	                                     .children = d->children,
-	                                     .child_bytes = d->child_bytes});
+	                                     .child_bytes = d->child_bytes,
+	                                     .collective = d->collective});
 }
 
 /* ---------------------------------------------------------------- small_io */
@@ -146,6 +148,7 @@ static void test_random_io_quiet(void **state)
 	/* sequential small-ish reads; strided large collective blocks */
 	struct data seq = DATA(IOP_LAYER_POSIX, IOP_CLASS_READ, 200, 256 * 1024, 1e-3, 1);
 	struct data strided = DATA(IOP_LAYER_MPIIO, IOP_CLASS_WRITE, 200, 8 * MIB, 1e-3, 0);
+	strided.collective = true;
 	struct run r;
 	run_pattern(&r, 8, data_calls, &seq, NULL);
 	expect_none(&r);
@@ -308,9 +311,9 @@ static void test_no_collective(void **state)
 	no_collective_run(&r, &all);
 	expect_none(&r);
 	run_free(&r);
-	/* ticks that do not say which calls were collective: no judgement */
+	/* the cells' own count (coll_ops, none here): independent calls only */
 	no_collective_run(&r, NULL);
-	expect_none(&r);
+	assert_int_equal(expect(&r, COLL_ALERT_NO_COLLECTIVE)->a.layer, IOP_LAYER_MPIIO);
 	run_free(&r);
 }
 

@@ -13,13 +13,11 @@ void coll_headless_init(struct coll_headless *h, FILE *jsonl, FILE *alerts, bool
 	h->jsonl = jsonl;
 	h->alerts = alerts;
 	h->text = text;
-	h->alert_log = json_array();
 }
 
 void coll_headless_free(struct coll_headless *h)
 {
-	json_decref(h->alert_log);
-	h->alert_log = NULL;
+	(void)h;
 }
 
 /* One JSON line; a failed write is reported once and the job goes on. */
@@ -27,7 +25,7 @@ static void emit(struct coll_headless *h, FILE *to, json_t *o)
 {
 	if (!to || !o)
 		return;
-	if (json_dumpf(o, to, JSON_COMPACT) != 0 || fputc('\n', to) == EOF || fflush(to) != 0) {
+	if (json_dumpf(o, to, JSON_COMPACT | JSON_REAL_PRECISION(16)) != 0 || fputc('\n', to) == EOF || fflush(to) != 0) {
 		if (!h->write_errors++)
 			fprintf(stderr, "iopulse: cannot write output (%s); the job goes on\n",
 			        strerror(errno));
@@ -119,8 +117,6 @@ void coll_headless_alert(struct coll_headless *h, json_t *record, const char *li
 		fprintf(stderr, "%s\n", line);
 	emit(h, h->jsonl, record);
 	emit(h, h->alerts, record);
-	if (record)
-		json_array_append(h->alert_log, record);
 }
 
 void coll_headless_status(struct coll_headless *h, const struct coll_state *s, uint64_t now_ns)
@@ -152,11 +148,11 @@ void coll_headless_status(struct coll_headless *h, const struct coll_state *s, u
 }
 
 int coll_headless_summary(struct coll_headless *h, const struct coll_state *s,
-                          const struct coll_job_info *job, const char *path)
+                          const struct coll_job_info *job, json_t *alerts, const char *path)
 {
 	if (h->text)
 		coll_summary_print(stderr, s, job, h->n_alerts);
-	json_t *o = coll_summary_json(s, job, json_incref(h->alert_log));
+	json_t *o = coll_summary_json(s, job, alerts);
 	if (!o)
 		return -1;
 	emit(h, h->jsonl, o);

@@ -18,7 +18,6 @@ struct coll_headless {
 	FILE *jsonl;       /* stdout with --format jsonl, else NULL */
 	FILE *alerts;      /* --alerts FILE, or NULL */
 	bool text;         /* human lines on stderr */
-	json_t *alert_log; /* every alert record, for the summary */
 	size_t n_alerts;   /* alerts started */
 	int worst;         /* 0 none, 1 warn, 2 crit: the worst severity that started */
 	int write_errors;  /* outputs that failed (reported once) */
@@ -35,8 +34,9 @@ void coll_headless_tick(struct coll_headless *h, const struct coll_delta *d,
 void coll_headless_alert(struct coll_headless *h, json_t *record, const char *line, int severity,
                          bool started);
 void coll_headless_status(struct coll_headless *h, const struct coll_state *s, uint64_t now_ns);
-/* Summary: table on stderr (text), record on stdout (jsonl) and to path. 0 or -1. */
+/* Summary: table on stderr (text), record on stdout (jsonl) and to path;
+ * alerts (one record per alert, stolen) goes into it. 0 or -1. */
 int coll_headless_summary(struct coll_headless *h, const struct coll_state *s,
-                          const struct coll_job_info *job, const char *path);
+                          const struct coll_job_info *job, json_t *alerts, const char *path);
 
 #endif

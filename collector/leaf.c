@@ -206,6 +206,7 @@ static void add_to_cell(struct coll_cell *c, const struct call *k)
 	const struct iop_event *ev = k->ev;
 	coll_cell_add_call(c, ev->dur_ns, ev->bytes, ev->flags & IOP_EV_BYTES, ev->flags & IOP_EV_ERROR);
 	c->excl_ns += k->excl_ns;
+	c->coll_ops += ev->op == IOP_OP_READ_COLL || ev->op == IOP_OP_WRITE_COLL;
 	if (ev->flags & IOP_EV_CHILDREN) {
 		c->child_ops += ev->child_ops;
 		c->child_bytes += ev->child_bytes;

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alerts.h"
 #include "auth.h"
 #include "clock.h"
 #include "frame.h"
@@ -36,6 +37,7 @@
 #include "jobcard.h"
 #include "leaf.h"
 #include "root.h"
+#include "rules.h"
 #include "run_opts.h"
 
 #define DRAIN_IDLE_NS (300 * 1000000ull) /* after the command: quiet this long, done */
@@ -51,6 +53,7 @@ struct run {
 	struct coll_leaf *leaf;
 	struct coll_root *root;
 	struct coll_headless out;
+	struct coll_alerts *alerts;
 	FILE *alerts_file;
 	struct coll_job_info job;
 	pid_t child;
@@ -201,10 +204,48 @@ static void exec_command(struct run *r, const char *shim)
 
 /* ---- the engine's callbacks ---- */
 
+static const char *name_of(void *arg, uint64_t hash)
+{
+	return coll_names_text(&((const struct coll_state *)arg)->names, hash);
+}
+
+/* Every state goes to the JSON outputs; the human line is printed when an
+ * alert starts, escalates or ends. */
+static void on_alert(void *arg, const struct coll_alert *a)
+{
+	struct run *r = arg;
+	const struct coll_state *s = coll_root_state(r->root);
+	json_t *rec = coll_alert_json(a, name_of, (void *)s);
+	char line[512];
+	bool show = a->state != COLL_ALERT_ONGOING || a->escalated;
+	if (show && coll_alert_line(a, line, sizeof line) < 0)
+		show = false;
+	coll_headless_alert(&r->out, rec, show ? line : NULL, (int)a->severity,
+	                    a->state == COLL_ALERT_START);
+	json_decref(rec);
+}
+
 static void on_root_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
 {
 	struct run *r = arg;
 	coll_headless_tick(&r->out, d, s);
+	struct coll_alert_ctx ctx = {.ranks = coll_state_ranks_live(s), .events = d->mon.events,
+	                             .dropped = d->mon.dropped, .late = d->mon.late,
+	                             .name = name_of, .name_arg = (void *)s};
+	(void)coll_alerts_tick(r->alerts, &d->tick, &ctx, on_alert, r);
+}
+
+/* The summary's alerts: one record per alert, with its peak. */
+static json_t *alert_history(struct run *r)
+{
+	json_t *a = json_array();
+	size_t n;
+	uint64_t not_kept;
+	const struct coll_alert_record *v = coll_alerts_history(r->alerts, &n, &not_kept);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, coll_alert_record_json(&v[i], name_of,
+		                                                (void *)coll_root_state(r->root)));
+	return a;
 }
 
 static void on_leaf_delta(void *arg, struct coll_delta *d)
@@ -367,6 +408,7 @@ static void cleanup(struct run *r)
 		unlink(r->card_path);
 	coll_leaf_free(r->leaf);
 	coll_root_free(r->root);
+	coll_alerts_free(r->alerts);
 	coll_headless_free(&r->out);
 	if (r->alerts_file)
 		fclose(r->alerts_file);
@@ -379,6 +421,15 @@ static int start(struct run *r)
 		return fail("cannot find libiopulse.so (set IOPULSE_SHIM to its path)", NULL);
 	if (r->opt.alerts_path && !(r->alerts_file = fopen(r->opt.alerts_path, "a")))
 		return fail("cannot open the alerts file", strerror(errno));
+	struct coll_rules rules;
+	coll_rules_default(&rules);
+	char err[512];
+	if (r->opt.rules_path && coll_rules_load_json(&rules, r->opt.rules_path, err, sizeof err)) {
+		fprintf(stderr, "iopulse run: %s\n", err);
+		return 1;
+	}
+	if (coll_alerts_new(&rules, &r->alerts) != IOP_OK)
+		return fail("out of memory", NULL);
 	join_command(r, r->opt.cmd);
 	int rc = setup_job(r);
 	if (rc)
@@ -431,7 +482,9 @@ int coll_cmd_run(int argc, char **argv)
 	uint64_t end = iop_real_ns();
 	advance(&r, end, true);
 	r.job.end_ns = end;
-	coll_headless_summary(&r.out, coll_root_state(r.root), &r.job, r.opt.summary_path);
+	coll_alerts_finish(r.alerts, end, on_alert, &r);
+	coll_headless_summary(&r.out, coll_root_state(r.root), &r.job, alert_history(&r),
+	                      r.opt.summary_path);
 	rc = exit_status(&r);
 	cleanup(&r);
 	return rc;

@@ -157,6 +157,7 @@ enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
 	dst->seq_ops += src->seq_ops;
 	for (unsigned i = 0; i < COLL_SIZE_CLASSES; i++)
 		dst->size_ops[i] += src->size_ops[i];
+	dst->coll_ops += src->coll_ops;
 	dst->inflight += src->inflight;
 	if (src->oldest_ns && (!dst->oldest_ns || src->oldest_ns < dst->oldest_ns))
 		dst->oldest_ns = src->oldest_ns;
@@ -180,7 +181,7 @@ enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src)
 #define CELL_FIELDS(X)                                                                             \
 	X(ops) X(bytes) X(errors) X(time_ns) X(excl_ns) X(busy_ns) X(child_ops) X(child_bytes)     \
 	X(off_ops) X(seq_ops) X(size_ops[0]) X(size_ops[1]) X(size_ops[2]) X(size_ops[3])           \
-	X(inflight) X(oldest_ns)
+	X(inflight) X(oldest_ns) X(coll_ops)
 
 void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
 {

@@ -61,6 +61,7 @@ struct coll_cell {
 	uint64_t off_ops;     /* transfers with an offset */
 	uint64_t seq_ops;     /* of those, starting where the last one on the file ended */
 	uint64_t size_ops[COLL_SIZE_CLASSES];
+	uint64_t coll_ops;    /* collective calls (read_coll, write_coll) */
 	uint64_t inflight;    /* calls in progress when the tick closed */
 	uint64_t oldest_ns;   /* start time of the oldest of those; 0 when none */
 	struct iop_hist hist; /* latencies of the calls that ended in the tick */
