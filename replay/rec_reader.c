@@ -32,6 +32,10 @@ static enum iop_err take_payload(struct rec_reader *r, const struct rec_found *f
 		f->payload = fd->stored;
 		return IOP_OK;
 	}
+	if (f->compressed && !rec_zstd_size_ok(fd)) { /* before allocating raw_len */
+		*dmg = REC_DMG_DECOMPRESS;
+		return IOP_OK;
+	}
 	if (!buf) {
 		enum iop_err err =
 		    rec_reserve(&r->out, &r->out_cap, fd->h.raw_len ? fd->h.raw_len : 1);

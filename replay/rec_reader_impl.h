@@ -71,6 +71,9 @@ void rec_note_damage(struct rec_reader *r, uint64_t off, uint64_t bytes, enum re
  * after off; the file size when there is none. */
 uint64_t rec_resync(struct rec_reader *r, uint64_t off, enum iop_err *err);
 
+/* A compressed frame's zstd header declares the size its frame header does. */
+bool rec_zstd_size_ok(const struct rec_found *f);
+
 /* Decompresses (or copies) a found frame's payload into dst (cap bytes,
  * at least h.raw_len). 0 or REC_DMG_DECOMPRESS. */
 int rec_decode_into(struct rec_reader *r, const struct rec_found *f, uint8_t *dst);

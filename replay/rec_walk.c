@@ -161,6 +161,13 @@ bool rec_walk(struct rec_reader *r, uint64_t off, struct rec_found *f, uint32_t 
 	}
 }
 
+/* The zstd frame must declare exactly the size the header does, so that
+ * nothing decompresses past raw_len (<= REC_PAYLOAD_MAX). */
+bool rec_zstd_size_ok(const struct rec_found *f)
+{
+	return ZSTD_getFrameContentSize(f->stored, f->h.stored_len) == f->h.raw_len;
+}
+
 int rec_decode_into(struct rec_reader *r, const struct rec_found *f, uint8_t *dst)
 {
 	const struct rec_frame_hdr *h = &f->h;
@@ -169,9 +176,7 @@ int rec_decode_into(struct rec_reader *r, const struct rec_found *f, uint8_t *ds
 			memcpy(dst, f->stored, h->raw_len);
 		return 0;
 	}
-	/* The zstd frame must declare exactly the size the header does, so
-	 * that nothing decompresses past raw_len (<= REC_PAYLOAD_MAX). */
-	if (ZSTD_getFrameContentSize(f->stored, h->stored_len) != h->raw_len)
+	if (!rec_zstd_size_ok(f))
 		return REC_DMG_DECOMPRESS;
 	size_t n = ZSTD_decompressDCtx(r->dctx, dst, h->raw_len, f->stored, h->stored_len);
 	return ZSTD_isError(n) || n != h->raw_len ? REC_DMG_DECOMPRESS : 0;
