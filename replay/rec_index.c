@@ -1,6 +1,6 @@
 /* Frame tally and time index (see rec_index.h), and their END encoding:
  *
- *   u32 stride | u8 flags (bit 0: index complete) | 3 bytes 0 |
+ *   u32 stride | u32 flags (bit 0: index complete) |
  *   u64 covered_end | u64 first_ns | u64 last_ns |
  *   6 x u64 frame counts (META .. KEYFRAME) | u32 n |
  *   n x (u64 time_ns, u64 offset, u64 seq, u8 type)
