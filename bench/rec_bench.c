@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "clock.h"
 #include "codec.h"
 #include "rec.h"
@@ -70,18 +71,6 @@ struct pool {
 static double now_s(void)
 {
 	return (double)iop_mono_ns() / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return v[n / 2];
 }
 
 static void must(enum iop_err err, const char *what)
@@ -184,16 +173,6 @@ static double seek_noindex_ms(const char *path)
 	return ms;
 }
 
-static bool wanted(int argc, char **argv, const char *name)
-{
-	if (argc < 2)
-		return true;
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], name) == 0)
-			return true;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
 	static struct pool p;
@@ -235,15 +214,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "rec_bench: %.1f MiB of payload in a %.1f MiB file\n",
 			        (double)bytes / (1 << 20), (double)file_bytes / (1 << 20));
 	}
-	if (wanted(argc, argv, "rec_write_MiB_per_s"))
-		printf("rec_write_MiB_per_s %.0f MiB/s\n", median(wr, RUNS));
-	if (wanted(argc, argv, "rec_read_MiB_per_s"))
-		printf("rec_read_MiB_per_s %.0f MiB/s\n", median(rd, RUNS));
-	if (wanted(argc, argv, "rec_replay_x_realtime"))
-		printf("rec_replay_x_realtime %.0f x\n", TICKS / median(read_s, RUNS));
-	if (wanted(argc, argv, "rec_seek_ms"))
+	if (bench_wanted(argc, argv, "rec_write_MiB_per_s"))
+		printf("rec_write_MiB_per_s %.0f MiB/s\n", bench_median(wr, RUNS));
+	if (bench_wanted(argc, argv, "rec_read_MiB_per_s"))
+		printf("rec_read_MiB_per_s %.0f MiB/s\n", bench_median(rd, RUNS));
+	if (bench_wanted(argc, argv, "rec_replay_x_realtime"))
+		printf("rec_replay_x_realtime %.0f x\n", TICKS / bench_median(read_s, RUNS));
+	if (bench_wanted(argc, argv, "rec_seek_ms"))
 		printf("rec_seek_ms %.3f ms\n", seek_ms(path));
-	if (wanted(argc, argv, "rec_seek_noindex_ms")) {
+	if (bench_wanted(argc, argv, "rec_seek_noindex_ms")) {
 		write_hour(open_path, &p, false);
 		printf("rec_seek_noindex_ms %.1f ms\n", seek_noindex_ms(open_path));
 	}
