@@ -26,9 +26,12 @@ enum fault_fn {
 	FN_PWRITEV = 1u << 7,
 	FN_FSYNC = 1u << 8,
 	FN_FDATASYNC = 1u << 9,
+	FN_STDIO_READ = 1u << 10,  /* fread, fgets, fgetc (and _chk forms) */
+	FN_STDIO_WRITE = 1u << 11, /* fwrite, fputs, fputc, fprintf, vfprintf (and _chk) */
 };
-#define FN_READ_CLASS  (FN_READ | FN_PREAD | FN_READV | FN_PREADV)
-#define FN_WRITE_CLASS (FN_WRITE | FN_PWRITE | FN_WRITEV | FN_PWRITEV)
+#define FN_STDIO       (FN_STDIO_READ | FN_STDIO_WRITE)
+#define FN_READ_CLASS  (FN_READ | FN_PREAD | FN_READV | FN_PREADV | FN_STDIO_READ)
+#define FN_WRITE_CLASS (FN_WRITE | FN_PWRITE | FN_WRITEV | FN_PWRITEV | FN_STDIO_WRITE)
 #define FN_SYNC_CLASS  (FN_FSYNC | FN_FDATASYNC)
 #define FN_ALL         (FN_READ_CLASS | FN_WRITE_CLASS | FN_SYNC_CLASS)
 
@@ -69,5 +72,17 @@ bool fault_parse_seconds(const char *s, uint64_t *ns);
 
 /* One line per active fault, for IOPFAULT_VERBOSE, into buf. */
 size_t fault_cfg_describe(const struct fault_cfg *cfg, char *buf, size_t cap);
+
+/* For the wrappers (iopfault.c, fault_stdio.c): libc's function after this
+ * library, resolved once (abort when missing: the wrapper cannot go on). */
+void *fault_resolve(const char *name);
+#define FAULT_REAL(name)                                                                           \
+	static __typeof__(name) *real_##name;                                                      \
+	if (__builtin_expect(!real_##name, 0))                                                     \
+	real_##name = (__typeof__(name) *)fault_resolve(#name)
+
+/* Called by every wrapper before the real function: applies the delay or
+ * the hang that is due for a call of fn on fd; errno is kept. */
+void fault_point(unsigned fn, const char *name, int fd);
 
 #endif

@@ -11,7 +11,7 @@
  * pwritev64 pwritev2 preadv preadv64 preadv2 fsync fdatasync, and
  * write_rdonly (a write on a read-only fd of the file: fails with EBADF),
  * dup_write (a write through a dup of the fd), pipe_write, sock_write,
- * fwrite (fwrite + fflush through stdio).
+ * fwrite, fprintf, fread (stdio, at the start of the file; writes flushed).
  *
  *   fault_probe -d DIR [-f a.dat,b.dat] [-x write,pread,...] [-c ROUNDS]
  *               [-t SECONDS] [-i INTERVAL_MS] [-s BYTES]
@@ -60,11 +60,34 @@ struct probe {
 	double t0;
 };
 
+static _Noreturn void unknown(const char *fn)
+{
+	fprintf(stderr, "fault_probe: unknown function %s\n", fn);
+	exit(2);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A stream call at the start of the file; a write is flushed (not timed
+ * apart: fflush is not faulted) so that each call reaches the file. */
+static ssize_t stdio_call(struct probe *p, const char *fn, FILE *f)
+{
+	ssize_t r = -1;
+	rewind(f);
+	if (strcmp(fn, "fwrite") == 0)
+		r = (ssize_t)fwrite(p->buf, 1, p->bytes, f);
+	else if (strcmp(fn, "fprintf") == 0)
+		r = fprintf(f, "%0*d", (int)p->bytes, 0);
+	else if (strcmp(fn, "fread") == 0)
+		return (ssize_t)fread(p->buf, 1, p->bytes, f);
+	else
+		unknown(fn);
+	return fflush(f) == 0 ? r : -1;
 }
 
 /* Calls fn once on t; *want is what it must return. */
@@ -124,13 +147,7 @@ static ssize_t call(struct probe *p, const char *fn, struct target *t, ssize_t *
 		return write(p->pipe_fd[1], p->buf, p->bytes);
 	if (strcmp(fn, "sock_write") == 0)
 		return write(p->sock_fd[0], p->buf, p->bytes);
-	if (strcmp(fn, "fwrite") == 0) { /* stdio: the buffer reaches the file in fflush */
-		rewind(t->stream);
-		size_t n = fwrite(p->buf, 1, p->bytes, t->stream);
-		return fflush(t->stream) == 0 ? (ssize_t)n : -1;
-	}
-	fprintf(stderr, "fault_probe: unknown function %s\n", fn);
-	exit(2);
+	return stdio_call(p, fn, t->stream); /* or unknown */
 }
 
 /* Empties the pipe and the socket after a write to them (not timed). */

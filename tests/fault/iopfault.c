@@ -53,12 +53,7 @@ static atomic_int hang_used; /* the one hanging call has been chosen */
 /* Per fd: 0 (unknown), or a (device, inode) key with bit 0 = path matches. */
 static _Atomic uint64_t fd_match[FD_CACHE];
 
-static void *resolve(const char *name);
-
-#define REAL(name)                                                                                 \
-	static __typeof__(name) *real_##name;                                                      \
-	if (__builtin_expect(!real_##name, 0))                                                     \
-	real_##name = (__typeof__(name) *)resolve(#name)
+#define REAL FAULT_REAL
 
 /* ------------------------------------------------------------- plumbing */
 
@@ -89,7 +84,7 @@ static void sayf(const char *fmt, ...)
 		say(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-static void *resolve(const char *name)
+void *fault_resolve(const char *name)
 {
 	void *p = dlsym(RTLD_NEXT, name);
 	if (!p) {
@@ -237,9 +232,7 @@ static void hang(const char *name, int fd)
 		sleep_ns(3600 * NS);
 }
 
-/* Called by every wrapper before the real function: applies what is due.
- * errno is the caller's again on return. */
-static void fault_point(unsigned fn, const char *name, int fd)
+void fault_point(unsigned fn, const char *name, int fd)
 {
 	pthread_once(&cfg_once, configure);
 	if (!cfg.active)

@@ -48,7 +48,7 @@ DELAY_US = 3000
 RUN_TIMEOUT_S = 30
 RW_FNS = ["write", "read", "writev", "readv", "pwrite", "pwrite64", "pread", "pread64",
           "pwritev", "pwritev64", "pwritev2", "preadv", "preadv64", "preadv2",
-          "write_rdonly", "dup_write"]
+          "write_rdonly", "dup_write", "fwrite", "fprintf", "fread"]
 RANK_VARS = ("IOPULSE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
              "RANK")
 OTHER_FNS = ["fsync", "fdatasync", "pipe_write", "sock_write"]
@@ -124,7 +124,7 @@ def slow_rank(chk, args, tmp):
         calls, _ = run_probe(args, tmp, faults, opts, name.replace(" ", "_"))
         check_returns(chk, calls, name)
         d = by_fn(calls)
-        summary(name, calls, ["write", "pread", "pwritev2", "fsync", "pipe_write"])
+        summary(name, calls, ["write", "pread", "pwritev2", "fwrite", "fsync", "pipe_write"])
         for fn in RW_FNS:
             (slowed if rw_slow else not_slowed)(chk, d[fn], name, fn)
         for fn in OTHER_FNS:
