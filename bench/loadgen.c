@@ -137,6 +137,10 @@ static void finish(struct gen_thread *t)
 		lg_rank_resync(r);
 		if (t->err == IOP_OK) /* one try: a refusal after a second means nobody listens */
 			t->err = send_pending(t, r, true, 0);
+		if (!r->final_sent) { /* what never went out is dropped too */
+			r->dropped += r->n_stage;
+			r->n_stage = 0;
+		}
 	}
 }
 
