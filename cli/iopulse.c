@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "frame.h"
+#include "inspect.h"
 #include "jobcard.h"
+#include "rec.h"
 #include "run.h"
-
-#define IOP_REC_FORMAT_VERSION 1
 
 struct subcommand {
 	const char *name;
@@ -18,6 +18,8 @@ struct subcommand {
 static const struct subcommand commands[] = {
 	{"run", coll_cmd_run, "run a command with every process monitored"},
 	{"jobs", coll_cmd_jobs, "list this user's running jobs"},
+	{"verify", rec_cmd_verify, "check a recording and say what it holds"},
+	{"summary", rec_cmd_summary, "print the end-of-job summary of a recording"},
 };
 
 static void usage(FILE *to)
@@ -41,7 +43,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("iopulse %s (wire format %d, recording format %d)\n", IOP_VERSION,
-		       IOP_WIRE_VERSION, IOP_REC_FORMAT_VERSION);
+		       IOP_WIRE_VERSION, REC_VERSION);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

@@ -157,7 +157,7 @@ int coll_headless_summary(struct coll_headless *h, const struct coll_state *s,
 		return -1;
 	emit(h, h->jsonl, o);
 	int rc = 0;
-	if (path && json_dump_file(o, path, JSON_INDENT(1)) != 0) {
+	if (path && json_dump_file(o, path, JSON_INDENT(1) | JSON_REAL_PRECISION(16)) != 0) {
 		fprintf(stderr, "iopulse: cannot write the summary to %s: %s\n", path, strerror(errno));
 		rc = -1;
 	}

@@ -36,6 +36,7 @@
 #include "headless.h"
 #include "jobcard.h"
 #include "leaf.h"
+#include "record.h"
 #include "root.h"
 #include "rules.h"
 #include "run_opts.h"
@@ -54,6 +55,7 @@ struct run {
 	struct coll_root *root;
 	struct coll_headless out;
 	struct coll_alerts *alerts;
+	struct coll_record *rec; /* --record, or NULL */
 	FILE *alerts_file;
 	struct coll_job_info job;
 	pid_t child;
@@ -222,6 +224,7 @@ static void on_alert(void *arg, const struct coll_alert *a)
 		show = false;
 	coll_headless_alert(&r->out, rec, show ? line : NULL, (int)a->severity,
 	                    a->state == COLL_ALERT_START);
+	coll_record_alert(r->rec, a->t_ns, rec);
 	json_decref(rec);
 }
 
@@ -233,6 +236,7 @@ static void on_root_tick(void *arg, const struct coll_delta *d, const struct col
 	                             .dropped = d->mon.dropped, .late = d->mon.late,
 	                             .name = name_of, .name_arg = (void *)s};
 	(void)coll_alerts_tick(r->alerts, &d->tick, &ctx, on_alert, r);
+	coll_record_tick(r->rec, d);
 }
 
 /* The summary's alerts: one record per alert, with its peak. */
@@ -409,6 +413,7 @@ static void cleanup(struct run *r)
 	coll_leaf_free(r->leaf);
 	coll_root_free(r->root);
 	coll_alerts_free(r->alerts);
+	coll_record_close(r->rec);
 	coll_headless_free(&r->out);
 	if (r->alerts_file)
 		fclose(r->alerts_file);
@@ -450,6 +455,8 @@ static int start(struct run *r)
 	r->job = (struct coll_job_info){.id = r->card.job_id, .start_ns = now, .command = r->command,
 	                                .tick_ns = r->opt.tick_ns};
 	coll_headless_meta(&r->out, &r->job);
+	if (r->opt.record_path && !(r->rec = coll_record_open(r->opt.record_path, &r->job)))
+		return 2;
 
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return fail("cannot make a pipe", strerror(errno));
@@ -482,7 +489,10 @@ int coll_cmd_run(int argc, char **argv)
 	uint64_t end = iop_real_ns();
 	advance(&r, end, true);
 	r.job.end_ns = end;
-	coll_alerts_finish(r.alerts, end, on_alert, &r);
+	/* Alerts end with the last tick, as when replaying the recording. */
+	const struct coll_state *st = coll_root_state(r.root);
+	coll_alerts_finish(r.alerts, st->ticks_applied ? (uint64_t)(st->last_t + 1) * st->tick_ns : end,
+	                   on_alert, &r);
 	coll_headless_summary(&r.out, coll_root_state(r.root), &r.job, alert_history(&r),
 	                      r.opt.summary_path);
 	rc = exit_status(&r);

@@ -22,6 +22,9 @@ checks:
      read_bytes/write_bytes are its truth plus its truth line on stdout;
   6. monitor: nothing rejected, events > 0, and every event the shims
      produced was either received or counted as dropped;
+  8. the recording (--record) verifies as closed cleanly, and `iopulse
+     summary --json` of it equals the live summary (layers, files, ranks,
+     alerts re-run on the recorded ticks);
   7. alerts: none fired on this healthy run, and the alerts file holds
      exactly the summary's alerts. With --fault (the fault-injection
      preload, below the shim, set up by --env variables passed to every
@@ -64,7 +67,8 @@ def run(args, tmp):
     env = dict(os.environ)
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp)
-    opts = ["--headless", "--format", "jsonl", "--summary-json", summary, "--alerts", alerts]
+    opts = ["--headless", "--format", "jsonl", "--summary-json", summary, "--alerts", alerts,
+            "--record", os.path.join(tmp, "rec.iop")]
     launcher = launcher_cmd(args)
     if args.fault:
         opts += ["--also-preload", args.fault, "--fail-on", "warn"]
@@ -182,6 +186,23 @@ def check_alert(spec, lines, summary):
     print("ok: %s started and ended, on the right scope" % spec)
 
 
+def check_recording(args, tmp, live):
+    rec = os.path.join(tmp, "rec.iop")
+    v = subprocess.run([args.iopulse, "verify", rec], stdout=subprocess.PIPE, text=True, timeout=60)
+    if v.returncode != 0 or "closed cleanly" not in v.stdout:
+        fail("iopulse verify: %d\n%s" % (v.returncode, v.stdout))
+    s = subprocess.run([args.iopulse, "summary", "--json", rec], stdout=subprocess.PIPE,
+                       text=True, timeout=60)
+    if s.returncode != 0:
+        fail("iopulse summary exited %d" % s.returncode)
+    again = json.loads(s.stdout)
+    for k in ("layers", "files", "ranks", "alerts"):
+        if again[k] != live[k]:
+            fail("summary of the recording differs from the live one in %s:\n%s\n%s"
+                 % (k, again[k], live[k]))
+    print("ok: recording verified; its summary equals the live one")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--iopulse", required=True)
@@ -218,6 +239,7 @@ def main():
         if len(starts) != len(summary["alerts"]):
             fail("alerts file has %d starts, the summary %d alerts"
                  % (len(starts), len(summary["alerts"])))
+        check_recording(args, tmp, summary)
         print("PASS: %s under iopulse run, %d ranks" % (os.path.basename(args.program[0]), args.ranks))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
