@@ -174,6 +174,43 @@ static void join_command(struct run *r, char **argv)
 		                        a == argv ? "" : " ", *a);
 }
 
+/* LD_PRELOAD for the command: the shim, then also (below it), then what
+ * was there; a sanitizer runtime already listed stays first, where it must
+ * be (sanitizer builds of the shim, tests). NULL when out of memory. */
+static char *preload_list(const char *shim, const char *also, const char *old)
+{
+	size_t len = strlen(shim) + (also ? strlen(also) : 0) + (old ? strlen(old) : 0) + 4;
+	char *out = malloc(len), *rest = malloc(len), *copy = old ? strdup(old) : NULL;
+	if (!out || !rest || (old && !copy)) {
+		free(out);
+		free(rest);
+		free(copy);
+		return NULL;
+	}
+	out[0] = rest[0] = 0;
+	char *save = NULL;
+	for (char *tok = copy ? strtok_r(copy, ": ", &save) : NULL; tok; tok = strtok_r(NULL, ": ", &save)) {
+		char *dst = strstr(tok, "libasan") || strstr(tok, "libubsan") ? out : rest;
+		if (*dst)
+			strcat(dst, ":");
+		strcat(dst, tok);
+	}
+	if (*out)
+		strcat(out, ":");
+	strcat(out, shim);
+	if (also) {
+		strcat(out, ":");
+		strcat(out, also);
+	}
+	if (*rest) {
+		strcat(out, ":");
+		strcat(out, rest);
+	}
+	free(rest);
+	free(copy);
+	return out;
+}
+
 /* In the child: the ranks' environment, then the command. */
 static void exec_command(struct run *r, const char *shim)
 {
@@ -181,14 +218,7 @@ static void exec_command(struct run *r, const char *shim)
 	iop_key_to_hex(&r->card.key, key);
 	snprintf(job, sizeof job, "%016" PRIx64, r->card.job_id);
 	snprintf(final, sizeof final, "ipc://%s/final.ipc", r->dir);
-	const char *old = getenv("LD_PRELOAD");
-	size_t len = strlen(shim) + (r->opt.also_preload ? strlen(r->opt.also_preload) : 0) +
-	             (old ? strlen(old) : 0) + 3;
-	char *pre = malloc(len);
-	if (pre)
-		snprintf(pre, len, "%s%s%s%s%s", shim, r->opt.also_preload ? ":" : "",
-		         r->opt.also_preload ? r->opt.also_preload : "", old && *old ? ":" : "",
-		         old ? old : "");
+	char *pre = preload_list(shim, r->opt.also_preload, getenv("LD_PRELOAD"));
 	setenv("IOPULSE_ADDR", r->card.leaf, 1);
 	setenv("IOPULSE_KEY", key, 1);
 	setenv("IOPULSE_JOB", job, 1);

@@ -58,7 +58,7 @@ def main():
                                 rec, "--also-preload", args.fault, "--"] + launcher + args.program + ["-d", tmp + "/data"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
-        time.sleep(3)
+        time.sleep(7 if os.environ.get("IOP_SANITIZED") else 3)  # sanitizers start slowly
         if job.poll() is not None:
             fail("the job ended before the kill (make it longer)")
         os.killpg(job.pid, signal.SIGKILL)
