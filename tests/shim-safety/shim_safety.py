@@ -147,8 +147,15 @@ def test_fork(tools, run):
     (their own processes with FINAL frames), with a thread writing all along:
     nothing hangs, every status 0, the parent's totals exact."""
     sink = run.start_sink(expect_final=4)
+    # Under the sanitizer runtime, LeakSanitizer's check at the forked
+    # child's exit() can wait forever for an allocator lock that another
+    # thread (the shim's sender, nanomsg's worker) held at fork: GCC 12's
+    # libasan does not lock its allocator around fork. Not the shim's to
+    # fix; this test's processes skip the leak check.
+    extra = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"} \
+        if tools.asan_runtime else None
     out, secs = run.run_ok([tools.prog("fork_test"), tools.prog("io_child")],
-                           run.env("active"), 60, "fork_test")
+                           run.env("active", extra=extra), 60, "fork_test")
     doc = sink.wait(30)
     v = {k: [int(x) for x in xs] for k, xs in values(out).items()}
     print(f"fork_test: {secs:.2f} s, {v}")
