@@ -23,6 +23,7 @@
 #include "log.h"
 #include "names.h"
 #include "shim.h"
+#include "sites.h"
 
 struct shim_global shim;
 
@@ -210,6 +211,8 @@ __attribute__((constructor(101))) static void shim_init(void)
 		struct shim_thread *t = shim_self(); /* main thread's state */
 		if (t)
 			t->busy = 1;
+		if (shim_sites_init() != 0)
+			iop_warn("call sites unavailable: events carry site 0");
 		if (shim_sender_start() == 0) {
 			pthread_atfork(NULL, NULL, at_fork_child);
 			atexit(at_exit);

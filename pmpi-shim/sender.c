@@ -4,7 +4,10 @@
  * frame the socket refuses is counted (send_failures; its events as
  * dropped) and its counters and names are sent again with the next one, so
  * totals stay exact. The last frame goes out from shim_finish() with a short
- * bounded wait, acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set. */
+ * bounded wait, acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set.
+ *
+ * Events carry site keys; draining turns them into SITE names (sites.c),
+ * named here, once. */
 #include <nanomsg/nn.h>
 #include <nanomsg/pipeline.h>
 #include <nanomsg/reqrep.h>
@@ -22,6 +25,7 @@
 #include "names.h"
 #include "sender_api.h"
 #include "shim.h"
+#include "sites.h"
 
 #define STAGE     4096
 #define FRAME_CAP (64 * 1024)
@@ -133,6 +137,9 @@ static void drain(struct shim_thread *t)
 			ev->dur_ns = ev->end_ns;
 		if (ev->flags & IOP_EV_CHILDREN)
 			ev->child_ns = iop_clock_dur_ns(&S.clk, ev->child_ns);
+		/* not while a fatal signal's handler waits: the thread it stopped
+		 * may hold the names lock */
+		ev->site = shim_site_name(ev->site, !atomic_load(&S.fatal_request));
 		count(ev->file, ev->layer, iop_op_class(ev->op), 1, ev->bytes, ev->dur_ns,
 		      (ev->flags & IOP_EV_ERROR) != 0);
 	}
@@ -358,6 +365,27 @@ static void nap(unsigned ms)
 	}
 }
 
+static bool send_final_acked(unsigned wait_ms);
+
+/* Everything pending, then the FINAL frame (acknowledged over REQ/REP when
+ * IOPULSE_FINAL_ADDR is set), each send waiting at most wait_ms. The
+ * caller holds cycle_lock. */
+static void send_last(unsigned wait_ms)
+{
+	int ms = (int)wait_ms;
+	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+	bool acked = false;
+	if (shim.final_addr[0]) {
+		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
+		acked = send_final_acked(wait_ms);
+	}
+	if (!acked && !S.final_sent && cycle(true, 0, 1024)) {
+		/* nanomsg has no linger: give its I/O thread a moment to write
+		 * what was accepted (a refused send means no collector: no wait). */
+		sleep_ms(wait_ms < 50 ? wait_ms : 50);
+	}
+}
+
 /* The last frame, sent from this thread because a signal handler asked. */
 static void final_for_signal(void)
 {
@@ -380,6 +408,10 @@ static void *sender_main(void *arg)
 			final_for_signal();
 			return NULL;
 		}
+		/* outside cycle_lock: this may wait for the loader's lock */
+		shim_objects_refresh();
+		if (atomic_load(&S.stop))
+			break;
 		pthread_mutex_lock(&S.cycle_lock);
 		cycle(false, NN_DONTWAIT, 64);
 		pthread_mutex_unlock(&S.cycle_lock);
@@ -483,28 +515,28 @@ void shim_sender_stop_and_flush(unsigned wait_ms)
 		return;
 	atomic_store(&S.stop, 1);
 	wake();
-	pthread_join(S.thread, NULL);
-	if (atomic_load(&S.fatal_done)) {
-		S.running = false;
-		return;
-	}
+	/* Bounded: the sender may be waiting for the loader's lock (a refresh
+	 * of the objects), held by this very thread if it exits from a
+	 * library's constructor inside dlopen. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	bool joined = pthread_timedjoin_np(S.thread, NULL, &until) == 0;
 	S.running = false;
-	pthread_mutex_lock(&S.cycle_lock);
-	int ms = (int)wait_ms;
-	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
-	bool acked = false;
-	if (shim.final_addr[0]) {
-		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
-		acked = send_final_acked(wait_ms);
-	}
-	if (!acked && !S.final_sent && cycle(true, 0, 1024)) {
-		/* nanomsg has no linger: give its I/O thread a moment to write
-		 * what was accepted (a refused send means no collector: no wait). */
-		sleep_ms(wait_ms < 50 ? wait_ms : 50);
-	}
+	if (atomic_load(&S.fatal_done))
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)wait_ms * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	if (pthread_mutex_timedlock(&S.cycle_lock, &until) != 0)
+		return; /* the sender is stuck inside a send: no last frame */
+	send_last(wait_ms);
 	pthread_mutex_unlock(&S.cycle_lock);
-	nn_close(S.sock);
-	S.sock = -1;
+	if (joined) {
+		nn_close(S.sock);
+		S.sock = -1;
+	}
 }
 
 void shim_flush(void)

@@ -123,7 +123,7 @@ void shim_end(struct shim_call *c, const struct shim_result *r)
 	ev.bytes = r->bytes;
 	ev.err = (uint32_t)r->err;
 	ev.file = c->file;
-	ev.site = 0;
+	ev.site = c->site; /* a site key: the sender names it */
 	ev.thread = t->tid;
 	ev.layer = c->layer;
 	ev.op = c->op;

@@ -415,6 +415,69 @@ def test_closed_fds(tools, run):
     check(not problems, "; ".join(problems))
 
 
+# ------------------------------------------------------------ call sites
+
+SITE_WRITES = 4000
+
+
+def site_ops(doc, prefix, layer="posix", cls="write"):
+    """Event ops of the sites whose name starts with prefix."""
+    return sum(s.get("events", {}).get(layer, {}).get(cls, {}).get("ops", 0)
+               for s in doc.get("sites", []) if s["name"].startswith(prefix))
+
+
+def test_sites(tools, run):
+    """pwrite() called through libsafety_site_lib, by main, by a thread and
+    by a SIGALRM handler: with the library skipped (IOPULSE_SITE_SKIP), every
+    call is sited at its caller in sites_test (an unwind per call, in the
+    handler too) and none in the library; without, in the library."""
+    problems = []
+    for mode, skip in (("skip", "libsafety_site"), ("plain", None)):
+        sink = run.start_sink(expect_final=1, url=f"ipc://{run.dir}/{mode}.ipc", tag=mode)
+        extra = {"IOPULSE_SITE_SKIP": skip} if skip else None
+        env = run.env("active", addr=f"ipc://{run.dir}/{mode}.ipc", extra=extra)
+        out, secs = run.run_ok([tools.prog("sites_test"), str(SITE_WRITES)], env, 50,
+                               f"sites_test ({mode})", cwd=run.workdir(mode))
+        doc = sink.wait(30)
+        v = values(out)
+        n, handler = int(v["writes"][0]), int(v["handler_writes"][0])
+        recorded = counter(doc, run.path(mode, "handler.dat"), "posix", "write")[0]
+        print(f"{mode}: {secs:.2f} s; pwrite {v['direct_ns'][0]} ns/call direct, "
+              f"{v['library_ns'][0]} ns/call through the library; handler calls {handler}, "
+              f"recorded {recorded}")
+        for site in doc["sites"]:
+            ops = site_ops({"sites": [site]}, "")
+            if ops:
+                print(f"  {site['name']}: {ops} posix writes")
+        check_final(doc, 1, problems)
+        if doc["unnamed_site_events"]:
+            problems.append(f"{mode}: {doc['unnamed_site_events']} events without a site")
+        # Sites come with events: a full ring drops some (counted), then
+        # the sums may fall short by that many.
+        dropped = doc["processes"][0]["stats"]["dropped"] if doc["processes"] else 0
+        total = site_ops(doc, "")
+        if not 3 * n + recorded - dropped <= total <= 3 * n + recorded:
+            problems.append(f"{mode}: {total} posix writes at sites, not {3 * n + recorded} "
+                            f"({dropped} events dropped)")
+        if skip:
+            # a handler call that interrupts a pwrite is that call's child,
+            # so it carries that call's site: direct and library sites may
+            # hold some of the handler's calls, the thread's none
+            want = (("thread_writes+0x", n, n), ("direct_writes+0x", n, n + recorded),
+                    ("library_writes+0x", n, n + recorded), ("on_alarm+0x", 1, recorded))
+            for prefix, low, high in want:
+                got = site_ops(doc, prefix)
+                if not low - dropped <= got <= high:
+                    problems.append(f"skip: site {prefix}.. has {got} writes, not {low}..{high}")
+            inside = [s["name"] for s in doc["sites"] if "libsafety_site" in s["name"]]
+            if inside:
+                problems.append(f"skip: sites in the skipped library: {inside}")
+        elif not 0 <= 3 * n + recorded - total <= dropped or \
+                site_ops(doc, "lib_inner+0x") + site_ops(doc, "direct_writes+0x") != total:
+            problems.append("plain: the library's calls are not all sited in lib_inner")
+    check(not problems, "; ".join(problems))
+
+
 TESTS = {
     "errno_table": test_errno_table,
     "signals": test_signals,
@@ -427,6 +490,7 @@ TESTS = {
     "collector_restarted": test_collector_restarted,
     "fatal_signals": test_fatal_signals,
     "closed_fds": test_closed_fds,
+    "sites": test_sites,
 }
 
 

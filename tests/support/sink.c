@@ -264,6 +264,14 @@ static enum iop_err take_events(struct sink *s, struct sink_proc *p, const struc
 		c->v.e_err += (ev->flags & IOP_EV_ERROR) != 0;
 		if (iop_hist_record(&s->lat[ev->layer], ev->dur_ns) == IOP_ERR_NOMEM)
 			return IOP_ERR_NOMEM; /* INVAL: a bucket is full; the count says it */
+		uint64_t skey = cell_key(ev->site, ev->layer, cls);
+		struct sink_site *site = sink_table_find(&p->sites, skey);
+		if (!site)
+			return IOP_ERR_NOMEM;
+		site->key = skey;
+		site->ops++;
+		site->bytes += bytes;
+		site->errors += (ev->flags & IOP_EV_ERROR) != 0;
 		if (take_nesting(p, ev, bytes) != IOP_OK)
 			return IOP_ERR_NOMEM;
 		if (ev->end_ns > *last_end)
@@ -328,6 +336,7 @@ static enum iop_err take_frame(struct sink *s, const struct iop_frame_out *o)
 	p->cells.size = sizeof(struct sink_cell);
 	p->calls.size = sizeof(struct sink_call);
 	p->names.size = sizeof(struct sink_name);
+	p->sites.size = sizeof(struct sink_site);
 	if (!take_header(s, p, o, &err))
 		return err;
 	uint64_t last_end = 0;
@@ -563,6 +572,7 @@ static void sink_free(struct sink *s)
 		sink_table_free(&p->cells);
 		sink_table_free(&p->calls);
 		sink_table_free(&p->names);
+		sink_table_free(&p->sites);
 		sink_map_free(&p->seqs);
 	}
 	for (size_t i = 0; i < s->files.n; i++) {

@@ -5,8 +5,9 @@
  * Everything is kept per process, identified by (node_id, pid), exactly as
  * frames carry it: names map that process's small ids to files, counters
  * are the latest cumulative value per (file id, layer, class), events are
- * summed per the same key. Ids are resolved to paths only when the report
- * is written, so a name that arrives after its first use still counts. */
+ * summed per the same key and per call site. Ids are resolved to paths
+ * only when the report is written, so a name that arrives after its first
+ * use still counts. */
 #ifndef IOP_SINK_H
 #define IOP_SINK_H
 
@@ -61,6 +62,13 @@ struct sink_name {
 	uint32_t file; /* index in sink.files */
 };
 
+/* Events at one (site id, layer, class) of a process image;
+ * key = id << 4 | layer << 2 | class. */
+struct sink_site {
+	uint64_t key;
+	uint64_t ops, bytes, errors;
+};
+
 struct sink_proc {
 	uint32_t node_id, pid, rank;
 	uint64_t frames, dup_frames, first_seq, last_seq;
@@ -70,6 +78,7 @@ struct sink_proc {
 	struct sink_table cells; /* struct sink_cell */
 	struct sink_table calls; /* struct sink_call, by call_id */
 	struct sink_table names; /* struct sink_name, by id */
+	struct sink_table sites; /* struct sink_site */
 	struct sink_map seqs;    /* seqs seen */
 };
 
