@@ -3,7 +3,6 @@
  * records it; otherwise it only calls through. Offsets of read/write come
  * from the shim's own per-fd position (kept by read, write and lseek), as
  * Darshan does, so recording costs no extra system call. */
-#include <aio.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>

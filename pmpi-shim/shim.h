@@ -304,6 +304,9 @@ struct shim_result {
 };
 
 void shim_end(struct shim_call *c, const struct shim_result *r);
+/* A call the shim cannot follow to its end (the aio table is full): in the
+ * totals (and stats.dropped) as if its event had been dropped. */
+void shim_end_dropped(struct shim_call *c, const struct shim_result *r);
 
 /* The common cases. A transfer that returned r (< 0: failed with errno). */
 static inline void shim_end_io(struct shim_call *c, int64_t r, uint64_t offset, bool has_offset)

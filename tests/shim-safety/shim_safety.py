@@ -478,6 +478,38 @@ def test_sites(tools, run):
     check(not problems, "; ".join(problems))
 
 
+# ------------------------------------------------------------ aio
+
+def test_aio(tools, run):
+    """aio_write, lio_listio, aio_read collected in another thread, and a
+    burst larger than the shim's table: exact totals on aio.dat (glibc's
+    helper threads' pread/pwrite not counted again), the overflow counted
+    as dropped events, the posting functions as sites."""
+    sink = run.start_sink(expect_final=1)
+    out, secs = run.run_ok([tools.prog("aio_test")], run.env("active"), 50, "aio_test")
+    doc = sink.wait(30)
+    v = {k: [int(x) for x in xs] for k, xs in values(out).items()}
+    print(f"aio_test: {secs:.2f} s, {v}")
+    problems = []
+    check_final(doc, 1, problems)
+    path = run.path("aio.dat")
+    n, size = v["writes"]
+    want_counter(doc, path, "posix", "write", (n, n * size, 0), problems)
+    n, size = v["reads"]
+    want_counter(doc, path, "posix", "read", (n, n * size, 0), problems)
+    want_counter(doc, path, "posix", "meta", (2,), problems)  # open, close
+    dropped = doc["processes"][0]["stats"]["dropped"] if doc["processes"] else 0
+    if dropped < v["aio_burst"][0] - 4096:
+        problems.append(f"{dropped} events dropped: the burst of {v['aio_burst'][0]} cannot "
+                        "all have fitted in a table of 4096")
+    for fn, cls in (("aio_writer", "write"), ("lio_writer", "write"), ("aio_reader", "read")):
+        got = site_ops(doc, fn + "+0x", cls=cls)
+        print(f"site {fn}: {got} {cls} events")
+        if got != v[fn][0]:
+            problems.append(f"site {fn} has {got} {cls} events, not {v[fn][0]}")
+    check(not problems, "; ".join(problems))
+
+
 TESTS = {
     "errno_table": test_errno_table,
     "signals": test_signals,
@@ -491,6 +523,7 @@ TESTS = {
     "fatal_signals": test_fatal_signals,
     "closed_fds": test_closed_fds,
     "sites": test_sites,
+    "aio": test_aio,
 }
 
 
