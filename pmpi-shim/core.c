@@ -9,7 +9,8 @@
  *   IOPULSE_RANK        rank override; else the launcher's variables
  * Launcher processes (mpirun, orted, prted, srun, hydra proxies ...) are never
  * monitored. A forked child stops recording (nanomsg does not survive fork);
- * an exec'd program starts afresh from the environment. */
+ * an exec'd program starts afresh from the environment (exec.c sends the
+ * last frame of the image it replaces). */
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -153,6 +154,11 @@ void shim_set_rank(uint32_t rank)
 	shim.rank = rank;
 }
 
+bool shim_owner_process(void)
+{
+	return owner_pid != 0 && getpid() == owner_pid;
+}
+
 void shim_finish(const char *why)
 {
 	if (getpid() != owner_pid || atomic_exchange(&finished, 1))
@@ -206,6 +212,7 @@ __attribute__((constructor(101))) static void shim_init(void)
 {
 	int saved = errno;
 	iop_log_init();
+	shim_exec_init();
 	if (configure() && shim_names_init() == 0) {
 		owner_pid = getpid();
 		struct shim_thread *t = shim_self(); /* main thread's state */

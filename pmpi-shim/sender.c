@@ -6,8 +6,10 @@
  * totals stay exact. The last frame goes out from shim_finish() with a short
  * bounded wait, acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set.
  *
- * Events carry site keys; draining turns them into SITE names (sites.c),
- * named here, once. */
+ * Before an exec (exec.c) this thread sends the last frame the same way,
+ * then sends nothing more until the exec fails (it parks); a signal handler
+ * and an exec only ask, and wait a bounded time. Events carry site keys;
+ * draining turns them into SITE names (sites.c), named here, once. */
 #include <nanomsg/nn.h>
 #include <nanomsg/pipeline.h>
 #include <nanomsg/reqrep.h>
@@ -57,6 +59,8 @@ static struct {
 	bool rings_left; /* the last collect() left events in a ring */
 	int wake_fd[2];
 	_Atomic int fatal_request, fatal_done;
+	_Atomic int exec_pending;             /* threads inside an exec */
+	_Atomic unsigned exec_asked, exec_served; /* last frames asked for, sent */
 	uint64_t lost_events, send_failures, retired_events, retired_dropped, retired_ticks;
 	uint8_t frame[FRAME_CAP];
 } S = {.sock = -1, .announced = 1, .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -386,6 +390,38 @@ static void send_last(unsigned wait_ms)
 	}
 }
 
+/* A FINAL frame may be sent again (an exec failed). Holds cycle_lock. */
+static void rearm_final(void)
+{
+	S.final_sent = false;
+	S.resynced_for_final = false;
+}
+
+/* Before an exec: the last frame, then nothing (parked) while an exec is in
+ * progress, so that no frame follows the FINAL one of a process image that
+ * an exec replaces. When every exec has failed, recording goes on and
+ * frames follow with later sequence numbers (docs/shim.md); a thread that
+ * asks meanwhile gets a last frame of its own. */
+static void final_for_exec(void)
+{
+	unsigned asked;
+	do {
+		asked = atomic_load(&S.exec_asked);
+		pthread_mutex_lock(&S.cycle_lock);
+		rearm_final();
+		send_last(SHIM_EXEC_WAIT_MS);
+		pthread_mutex_unlock(&S.cycle_lock);
+		atomic_store(&S.exec_served, asked);
+		while (atomic_load(&S.exec_pending) && atomic_load(&S.exec_asked) == asked &&
+		       !atomic_load(&S.stop) && !atomic_load(&S.fatal_request))
+			nap(shim.interval_ms);
+	} while (atomic_load(&S.exec_asked) != asked && !atomic_load(&S.stop) &&
+		 !atomic_load(&S.fatal_request));
+	pthread_mutex_lock(&S.cycle_lock);
+	rearm_final();
+	pthread_mutex_unlock(&S.cycle_lock);
+}
+
 /* The last frame, sent from this thread because a signal handler asked. */
 static void final_for_signal(void)
 {
@@ -408,6 +444,10 @@ static void *sender_main(void *arg)
 			final_for_signal();
 			return NULL;
 		}
+		if (atomic_load(&S.exec_asked) != atomic_load(&S.exec_served)) {
+			final_for_exec();
+			continue;
+		}
 		/* outside cycle_lock: this may wait for the loader's lock */
 		shim_objects_refresh();
 		if (atomic_load(&S.stop))
@@ -417,6 +457,29 @@ static void *sender_main(void *arg)
 		pthread_mutex_unlock(&S.cycle_lock);
 	}
 	return NULL;
+}
+
+bool shim_sender_exec_begin(void)
+{
+	if (!S.running || atomic_load(&S.stop))
+		return false;
+	atomic_fetch_add(&S.exec_pending, 1);
+	unsigned mine = atomic_fetch_add(&S.exec_asked, 1) + 1;
+	wake();
+	/* bounded: the exec goes ahead anyway if the sender cannot finish */
+	for (int i = 0; i < SHIM_EXEC_WAIT_MS + 250 &&
+			(int)(atomic_load(&S.exec_served) - mine) < 0;
+	     i++) {
+		struct timespec ts = {0, 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+void shim_sender_exec_failed(void)
+{
+	if (atomic_fetch_sub(&S.exec_pending, 1) == 1)
+		wake();
 }
 
 void shim_sender_fatal(void)
@@ -543,7 +606,7 @@ void shim_flush(void)
 {
 	/* not in a forked child: its copy of the lock may be held by a thread
 	 * that did not come along */
-	if (!S.running || atomic_load(&shim.state) != SHIM_ON)
+	if (!S.running || atomic_load(&shim.state) != SHIM_ON || atomic_load(&S.exec_pending))
 		return;
 	struct shim_thread *t = shim_self();
 	int was = t ? t->busy : 0;

@@ -336,7 +336,10 @@ static inline void shim_end_meta(struct shim_call *c, bool ok)
 void shim_finish(const char *why);
 /* MPI_Init told us our rank. */
 void shim_set_rank(uint32_t rank);
-
+/* This is the process that started the sender (not a fork or vfork child). */
+bool shim_owner_process(void);
+/* Resolves the real exec functions (exec.c), at start-up. */
+void shim_exec_init(void);
 
 /* Sender (sender.c). */
 int shim_sender_start(void);
@@ -344,5 +347,11 @@ void shim_sender_stop_and_flush(unsigned wait_ms);
 /* From a signal handler: has the sender send the last frame, waits for it
  * at most 250 ms. Async-signal-safe. */
 void shim_sender_fatal(void);
+/* Before an exec: has the sender send the last frame and park, waits for
+ * it a bounded time (about SHIM_EXEC_WAIT_MS); true when the caller must
+ * call shim_sender_exec_failed() if the exec returns. Async-signal-safe. */
+#define SHIM_EXEC_WAIT_MS 250
+bool shim_sender_exec_begin(void);
+void shim_sender_exec_failed(void);
 
 #endif

@@ -176,6 +176,7 @@ int main(int argc, char **argv)
 	posix_meta_cases();
 	stdio_cases();
 	aio_cases();
+	exec_cases();
 	probe();
 	if (bad_paths)
 		efault_path_cases();

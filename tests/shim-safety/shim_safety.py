@@ -55,12 +55,19 @@ def want_counter(doc, path, layer, cls, want, problems):
 
 def test_errno_table(tools, run):
     """Same lines, return values and errno without the shim, passive and
-    active; the active run really recorded (probe.dat exactly)."""
-    sink = run.start_sink(expect_final=1)
+    active; the active run really recorded (probe.dat exactly). Each failed
+    exec row sends a FINAL frame before the exec (and recording goes on):
+    the sink expects those and the one at exit."""
+    sink = None
     got = {}
     # ASan's own interceptors read paths: no invalid path pointers under it
     argv = [tools.prog("errno_table")] + (["no-bad-paths"] if tools.asan_runtime else [])
     for mode in ("none", "passive", "active"):
+        if mode == "active":
+            execs = [line for line in got["none"][1].splitlines()
+                     if line.startswith(("exec", "fexecve"))]
+            print(f"{len(execs)} failing exec rows: {1 + len(execs)} FINAL frames expected")
+            sink = run.start_sink(expect_final=1 + len(execs))
         wd = run.workdir(mode)
         p = run.start(argv, run.env(mode), cwd=wd)
         got[mode] = run.finish(p, 60, f"errno_table ({mode})")[:3]
@@ -510,6 +517,45 @@ def test_aio(tools, run):
     check(not problems, "; ".join(problems))
 
 
+# ------------------------------------------------------------ exec
+
+EXEC_N1, EXEC_N2, EXEC_M = 300, 200, 150
+
+
+def test_exec(tools, run):
+    """A program writes, fails to exec a missing program (-1/ENOENT, goes
+    on writing), then execs io_child in the same process: the sink sees
+    two images of one pid, each with its FINAL frame and its exact totals
+    (the failed exec's FINAL frame followed by more frames of the first)."""
+    sink = run.start_sink(expect_final=3)  # failed exec, exec, io_child's exit
+    argv = [tools.prog("exec_test"), tools.prog("io_child"), str(EXEC_N1), str(EXEC_N2),
+            str(EXEC_M)]
+    out, secs = run.run_ok(argv, run.env("active"), 30, "exec_test")
+    doc = sink.wait(30)
+    pid = int(values(out)["pid"][0])
+    print(f"exec_test: {secs:.2f} s, pid {pid}")
+    problems = []
+    images = sorted((p for p in doc["processes"]), key=lambda p: p["image"])
+    for p in images:
+        print(f"image {p['image']}: pid {p['pid']}, frames {p['frames']}, seqs "
+              f"{p['first_seq']}..{p['last_seq']}, final {p['final']}, missing "
+              f"{p['missing_seqs']}, stats {p['stats']}")
+    if [(p["pid"], p["image"], p["final"]) for p in images] != [(pid, 0, True), (pid, 1, True)]:
+        problems.append(f"wanted images 0 and 1 of pid {pid}, each with a FINAL frame")
+    if doc["final_frames"] != 3:
+        problems.append(f"{doc['final_frames']} FINAL frames, not 3")
+    n = EXEC_N1 + EXEC_N2
+    want_counter(doc, run.path("a.dat"), "posix", "write", (n, n * 100, 0), problems)
+    want_counter(doc, run.path("b.dat"), "posix", "write", (EXEC_M, EXEC_M * 200, 0), problems)
+    for name in ("a.dat", "b.dat"):
+        ranks = (file_entry(doc, run.path(name)) or {}).get("ranks")
+        if ranks != [0]:
+            problems.append(f"{name}: ranks {ranks}")
+    if doc["rejected"] or any(p["missing_seqs"] or p["duplicate_frames"] for p in images):
+        problems.append("frames rejected, missing or duplicated")
+    check(not problems, "; ".join(problems))
+
+
 TESTS = {
     "errno_table": test_errno_table,
     "signals": test_signals,
@@ -524,6 +570,7 @@ TESTS = {
     "closed_fds": test_closed_fds,
     "sites": test_sites,
     "aio": test_aio,
+    "exec": test_exec,
 }
 
 

@@ -250,7 +250,9 @@ static int cmp_proc(const void *a, const void *b, void *ctx)
 		return p->rank < q->rank ? -1 : 1;
 	if (p->node_id != q->node_id)
 		return p->node_id < q->node_id ? -1 : 1;
-	return p->pid < q->pid ? -1 : p->pid > q->pid;
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	return p->image < q->image ? -1 : p->image > q->image;
 }
 
 static int cmp_file(const void *a, const void *b, void *ctx)
@@ -293,14 +295,14 @@ static json_t *process_json(const struct sink_proc *p, uint64_t unknown_ids)
 	/* seqs first..last hold frames distinct ones: the rest are missing
 	 * (written so that a span of 2^64 cannot wrap) */
 	uint64_t missing = p->frames ? (p->last_seq - p->first_seq) - (p->frames - 1) : 0;
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:{s:I,s:I,s:I,s:I},s:I}", "node_id",
-	                 num(p->node_id), "pid", num(p->pid), "rank", num(p->rank), "frames",
-	                 num(p->frames), "first_seq", num(p->first_seq), "last_seq",
-	                 num(p->last_seq), "missing_seqs", num(missing), "duplicate_frames",
-	                 num(p->dup_frames), "final", p->final, "stats", "events",
-	                 num(p->stats.events), "dropped", num(p->stats.dropped), "shim_ns",
-	                 num(p->stats.shim_ns), "send_failures", num(p->stats.send_failures),
-	                 "unknown_ids", num(unknown_ids));
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:{s:I,s:I,s:I,s:I},s:I}",
+	                 "node_id", num(p->node_id), "pid", num(p->pid), "image", num(p->image),
+	                 "rank", num(p->rank), "frames", num(p->frames), "first_seq",
+	                 num(p->first_seq), "last_seq", num(p->last_seq), "missing_seqs",
+	                 num(missing), "duplicate_frames", num(p->dup_frames), "final", p->final,
+	                 "stats", "events", num(p->stats.events), "dropped", num(p->stats.dropped),
+	                 "shim_ns", num(p->stats.shim_ns), "send_failures",
+	                 num(p->stats.send_failures), "unknown_ids", num(unknown_ids));
 }
 
 static json_t *processes_json(struct sink *s, const struct totals *t)
