@@ -215,6 +215,7 @@ __attribute__((constructor(101))) static void shim_init(void)
 	shim_exec_init();
 	if (configure() && shim_names_init() == 0) {
 		owner_pid = getpid();
+		shim.pid = owner_pid;
 		struct shim_thread *t = shim_self(); /* main thread's state */
 		if (t)
 			t->busy = 1;

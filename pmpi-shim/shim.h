@@ -85,6 +85,7 @@ struct shim_drop_cell {
 struct shim_site_memo {
 	uintptr_t ra, anchor, app_ra;
 	uint32_t off, key;
+	uint64_t used; /* when it last served: the least recent one is replaced */
 };
 #define SHIM_SITE_MEMOS 8
 
@@ -95,7 +96,8 @@ struct shim_thread {
 	unsigned depth; /* calls in progress on this thread */
 	uint64_t next_call;
 	uint32_t root_site; /* site key of the outermost call in progress */
-	unsigned memo_next;
+	uint64_t memo_clock;
+	_Atomic unsigned memo_seq; /* odd while a memo is being replaced */
 	struct shim_site_memo memo[SHIM_SITE_MEMOS];
 	uint64_t head;  /* next slot to write; published to the sender */
 	_Atomic uint64_t pub_head;
@@ -120,6 +122,7 @@ struct shim_global {
 	_Atomic int state;   /* SHIM_ON while recording */
 	bool use_tsc;        /* ticks are TSC cycles (else CLOCK_MONOTONIC ns) */
 	uint32_t rank, node_id;
+	int pid; /* of the process that records */
 	uint64_t job_id;
 	struct iop_key key;
 	char addr[256];      /* where frames go (nanomsg URL) */

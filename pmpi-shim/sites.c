@@ -28,13 +28,17 @@
 #include <libunwind.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "names.h"
 #include "sites.h"
 
-#define PROBES        16 /* slots an address may be found in from its home */
-#define UNWIND_FRAMES 64 /* frames looked at for one call */
+#define PROBES        16          /* slots an address may be found in from its home */
+#define UNWIND_FRAMES 64          /* frames looked at for one call */
+#define MEMO_REACH    (64 * 1024) /* farthest stack word a memo checks */
 #define STR_(x)       #x
 #define STR(x)        STR_(x)
 
@@ -131,33 +135,76 @@ static struct frame first_outside(void)
 	return f;
 }
 
+/* A word of this thread's stack above anchor, where a memo says the
+ * application's return address was. Read directly when it is sure to be
+ * mapped: in the anchor's page (the wrapper runs on it), or on the main
+ * thread's stack (anchor a little below where the program started, which
+ * nothing else is mapped near: [anchor, __libc_stack_end) is one stack).
+ * Elsewhere the stack at anchor may be another one than when the memo was
+ * made (user contexts reuse stack memory) and may end, or meet a guard
+ * page: the kernel reads it then (one system call, EFAULT, no crash). */
+extern void *__libc_stack_end;
+#define MAIN_STACK_NEAR (64u << 20)
+
+static bool stack_word(uintptr_t anchor, uintptr_t at, uintptr_t *word)
+{
+	uintptr_t top = (uintptr_t)__libc_stack_end;
+	if ((at >> 12) == (anchor >> 12) ||
+	    (anchor < top && top - anchor < MAIN_STACK_NEAR && at + sizeof *word <= top)) {
+		*word = *(const uintptr_t *)at;
+		return true;
+	}
+	struct iovec local = {word, sizeof *word}, remote = {(void *)at, sizeof *word};
+	return syscall(SYS_process_vm_readv, shim.pid, &local, 1, &remote, 1, 0) ==
+	       (long)sizeof *word;
+}
+
 /* Memos of unwinds, per thread: a loop calling an I/O library pays for one
- * unwind, then a compare of a word of its own stack per call. The word is
- * read only when it lies in the page of the anchor, which is mapped (the
- * wrapper runs on it): the stack at anchor may be another one now (user
- * contexts reuse stack memory), and past its page it may end. */
+ * unwind, then a check that the application's return address is still
+ * where it was on the stack. The least recently used memo is replaced, so
+ * one-off unwinds (a signal handler's, at a new stack depth each time) do
+ * not push out the memos a loop lives on.
+ *
+ * Looking is done outside busy, so that a signal handler's calls meanwhile
+ * are recorded; a handler that replaces a memo (under busy) moves memo_seq
+ * on, and a look that saw it move is void (a seqlock within one thread). */
 static uint32_t memo_find(struct shim_thread *t, uintptr_t ra, uintptr_t anchor)
 {
-	for (unsigned i = 0; i < SHIM_SITE_MEMOS; i++) {
-		const struct shim_site_memo *m = &t->memo[i];
+	unsigned seq = atomic_load_explicit(&t->memo_seq, memory_order_relaxed);
+	atomic_signal_fence(memory_order_acquire);
+	uint32_t key = 0;
+	for (unsigned i = 0; i < SHIM_SITE_MEMOS && !key; i++) {
+		struct shim_site_memo *m = &t->memo[i];
+		uintptr_t word, app_ra = m->app_ra;
 		if (m->ra == ra && m->anchor == anchor &&
-		    *(const uintptr_t *)(anchor + m->off) == m->app_ra)
-			return m->key;
+		    stack_word(anchor, anchor + m->off, &word) && word == app_ra) {
+			key = m->key;
+			m->used = ++t->memo_clock;
+		}
 	}
-	return 0;
+	atomic_signal_fence(memory_order_acquire);
+	return atomic_load_explicit(&t->memo_seq, memory_order_relaxed) == seq ? key : 0;
 }
 
 static void memo_put(struct shim_thread *t, uintptr_t ra, uintptr_t anchor, struct frame f,
                      uint32_t key)
 {
-	if (!f.slot || f.slot < anchor || (f.slot >> 12) != (anchor >> 12))
+	if (!f.slot || f.slot < anchor || f.slot - anchor > MEMO_REACH)
 		return;
-	struct shim_site_memo *m = &t->memo[t->memo_next++ % SHIM_SITE_MEMOS];
+	struct shim_site_memo *m = &t->memo[0];
+	for (unsigned i = 1; i < SHIM_SITE_MEMOS; i++)
+		if (t->memo[i].used < m->used)
+			m = &t->memo[i];
+	atomic_fetch_add_explicit(&t->memo_seq, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_release);
 	*m = (struct shim_site_memo){.ra = ra,
 	                             .anchor = anchor,
 	                             .app_ra = f.ip,
 	                             .off = (uint32_t)(f.slot - anchor),
-	                             .key = key};
+	                             .key = key,
+	                             .used = ++t->memo_clock};
+	atomic_signal_fence(memory_order_release);
+	atomic_fetch_add_explicit(&t->memo_seq, 1, memory_order_relaxed);
 }
 
 uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip, const void *anchor)
@@ -167,16 +214,16 @@ uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip, const void *anchor)
 		return 0;
 	if (lookup(ip, &key) != SHIM_SITE_EXCLUDED || !unw.step)
 		return key;
-	/* busy: a signal handler's calls pass through meanwhile, so neither
-	 * the memos nor the unwinder are entered twice on this thread */
+	uint32_t app_key = memo_find(t, ip, (uintptr_t)anchor);
+	if (app_key)
+		return app_key;
+	/* busy: a signal handler's calls pass through meanwhile, so the
+	 * unwinder and the memos are not entered twice on this thread */
 	int was = t->busy;
 	t->busy = 1;
-	uint32_t app_key = memo_find(t, ip, (uintptr_t)anchor);
-	if (!app_key) {
-		struct frame f = first_outside();
-		if (f.ip && (lookup(f.ip, &app_key), app_key))
-			memo_put(t, ip, (uintptr_t)anchor, f, app_key);
-	}
+	struct frame f = first_outside();
+	if (f.ip && (lookup(f.ip, &app_key), app_key))
+		memo_put(t, ip, (uintptr_t)anchor, f, app_key);
 	t->busy = was;
 	return app_key ? app_key : key; /* nothing outside: the excluded frame */
 }
