@@ -168,6 +168,9 @@ void shim_finish(const char *why)
 		t->busy = 1; /* the flush's own I/O is not recorded */
 	atomic_store(&shim.state, SHIM_OFF);
 	iop_debug("finishing (%s)", why);
+	if (shim_sites_overflow())
+		iop_info("%llu lookups found no room in the site cache (their calls "
+			 "carry site 0)", (unsigned long long)shim_sites_overflow());
 	shim_sender_stop_and_flush(250);
 }
 

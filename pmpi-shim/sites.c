@@ -264,6 +264,11 @@ static void load_unwinder(void)
 	}
 }
 
+uint64_t shim_sites_overflow(void)
+{
+	return atomic_load_explicit(&overflow, memory_order_relaxed);
+}
+
 int shim_sites_init(void)
 {
 	if (shim_objects_init() != 0)

@@ -17,6 +17,9 @@
  * the site of that object's frame). 0 when call sites can be kept. */
 int shim_sites_init(void);
 
+/* Lookups the site cache had no room for (their calls carry site 0). */
+uint64_t shim_sites_overflow(void);
+
 /* The SITE name id of a site key, named on first use (0 for key 0, or when
  * it cannot be named now). Sender side: holds no lock the application may
  * hold when may_name, never called from a signal handler. */
