@@ -6,15 +6,20 @@
  *
  * The table is append-only and lock-free for readers: an entry is written
  * whole before n_objs moves past it, and never changes afterwards except
- * for its dead flag. Application threads only read it (classifying a return
- * address is a scan, done once per address thanks to the cache in sites.c);
- * it is filled at start-up and refreshed by the sender thread when a thread
- * met an address in no known object (a library dlopen'd since). Reading
- * the loader's list (dl_iterate_phdr) takes the loader's lock, which is why
- * only start-up and the sender ever do it. */
+ * for its dead flag. Application threads only read it on their I/O path
+ * (classifying a return address is a scan, done once per address thanks to
+ * the cache in sites.c); it is filled at start-up and rescanned, when a
+ * thread met an address in no known object (a library dlopen'd since), by
+ * the sender before it names sites, and by dlclose() before an object goes
+ * (so that sites in a library loaded and unloaded between two of the
+ * sender's rounds can still be named: entries of unloaded objects stay,
+ * marked dead). Rescans take the loader's lock (dl_iterate_phdr), never on
+ * an I/O call; one writer at a time. */
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +35,7 @@ static struct shim_obj *objs;
 static _Atomic uint32_t n_objs;
 static _Atomic uint32_t gen; /* completed scans */
 static _Atomic int refresh_wanted;
+static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 static char *arena;
 static size_t arena_used;
 static char exe_base[256] = "exe";
@@ -183,6 +189,16 @@ const struct shim_obj *shim_objects_find(uintptr_t ip)
 	return NULL;
 }
 
+const struct shim_obj *shim_objects_find_named(uintptr_t ip)
+{
+	const struct shim_obj *o = shim_objects_find(ip);
+	uint32_t n = objs ? atomic_load_explicit(&n_objs, memory_order_acquire) : 0;
+	for (uint32_t i = n; !o && i-- > 0;) /* the latest unloaded one */
+		if (ip >= objs[i].lo && ip < objs[i].hi)
+			o = &objs[i];
+	return o;
+}
+
 uint32_t shim_objects_gen(void)
 {
 	return atomic_load_explicit(&gen, memory_order_acquire);
@@ -190,6 +206,28 @@ uint32_t shim_objects_gen(void)
 
 void shim_objects_refresh(void)
 {
-	if (objs && atomic_exchange_explicit(&refresh_wanted, 0, memory_order_relaxed))
+	if (!objs || !atomic_load_explicit(&refresh_wanted, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&writer);
+	if (atomic_exchange_explicit(&refresh_wanted, 0, memory_order_relaxed))
 		scan();
+	pthread_mutex_unlock(&writer);
+}
+
+/* Before an object is unloaded: its code may be the site of calls not
+ * named yet. Not in a forked child (recording is off there, and the
+ * writer's lock may have been held by the sender at fork). */
+SHIM_EXPORT int dlclose(void *handle)
+{
+	SHIM_REAL(dlclose);
+	struct shim_thread *t = shim_self_tls;
+	if (atomic_load_explicit(&shim.state, memory_order_relaxed) == SHIM_ON && t && !t->busy &&
+	    atomic_load_explicit(&refresh_wanted, memory_order_relaxed)) {
+		int saved = errno;
+		t->busy = 1;
+		shim_objects_refresh();
+		t->busy = 0;
+		errno = saved;
+	}
+	return real_dlclose(handle);
 }

@@ -281,7 +281,7 @@ int shim_sites_init(void)
 
 bool shim_site_text(uintptr_t ip, char *buf, size_t cap)
 {
-	const struct shim_obj *o = shim_objects_find(ip);
+	const struct shim_obj *o = shim_objects_find_named(ip);
 	if (!o) {
 		snprintf(buf, cap, "[unknown code]");
 		return false;
@@ -311,6 +311,10 @@ uint32_t shim_site_name(uint32_t key, bool may_name)
 	uintptr_t ip = atomic_load_explicit(&s->ip, memory_order_acquire);
 	char text[IOP_NAME_MAX];
 	bool known = shim_site_text(ip, text, sizeof text);
+	if (!known) { /* a library loaded since the last scan of the objects */
+		shim_objects_refresh();
+		known = shim_site_text(ip, text, sizeof text);
+	}
 	id = shim_name_text(IOP_NAME_SITE, text);
 	/* code in no object yet may be in one the next scan finds: named
 	 * again next time, until its slot has settled */

@@ -47,8 +47,11 @@ int shim_objects_init(void);
  * refresh is asked for); *scan_gen = the scans completed before looking. */
 unsigned shim_objects_classify(uintptr_t ip, uint32_t *scan_gen);
 const struct shim_obj *shim_objects_find(uintptr_t ip);
+/* The same, or else the object that held ip before it was unloaded. */
+const struct shim_obj *shim_objects_find_named(uintptr_t ip);
 uint32_t shim_objects_gen(void);
-/* Sender: rescans the loaded objects if a thread asked. */
+/* Rescans the loaded objects if a thread asked (not on an I/O call: it
+ * takes the loader's lock). */
 void shim_objects_refresh(void);
 
 /* ------------------------------------------------------------ elfsym.c */

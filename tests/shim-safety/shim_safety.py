@@ -229,7 +229,8 @@ DL_WRITES = 77
 def test_dlopen(tools, run):
     """I/O in a dlopen'd library (loaded twice, RTLD_LOCAL then
     RTLD_GLOBAL) is recorded exactly; no double counting of STDIO as
-    POSIX."""
+    POSIX; its calls are sited in the library by name, although it was
+    unloaded before the sender named them (dlclose rescans the objects)."""
     lib = os.path.join(tools.bin_dir, "libsafety_dl_io.so")
     argv = [tools.prog("dlopen_test"), lib, str(DL_WRITES)]
     run.run_ok(argv, run.env("passive"), 30, "dlopen_test (passive)", cwd=run.workdir("p"))
@@ -246,6 +247,14 @@ def test_dlopen(tools, run):
     want_counter(doc, stdio, "stdio", "meta", (4,), problems)  # fopen, fclose x 2
     for cls in ("write", "meta"):
         want_counter(doc, stdio, "posix", cls, (0, 0, 0), problems)
+    for layer in ("posix", "stdio"):
+        got = site_ops(doc, "safety_dl_io+0x", layer=layer)
+        print(f"{layer} writes at sites safety_dl_io+0x.. (libsafety_dl_io.so): {got}")
+        if got != n:
+            problems.append(f"{got} {layer} writes sited in safety_dl_io, not {n}")
+    unknown = [s["name"] for s in doc["sites"] if not s["name"].endswith(")")]
+    if unknown:
+        problems.append(f"sites without a function: {unknown}")
     check(not problems, "; ".join(problems))
 
 
