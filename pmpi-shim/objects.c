@@ -14,7 +14,7 @@
  * (so that sites in a library loaded and unloaded between two of the
  * sender's rounds can still be named: entries of unloaded objects stay,
  * marked dead). Rescans take the loader's lock (dl_iterate_phdr), never on
- * an I/O call; one writer at a time. */
+ * an I/O call; one writer at a time, the others skip. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -208,7 +208,12 @@ void shim_objects_refresh(void)
 {
 	if (!objs || !atomic_load_explicit(&refresh_wanted, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&writer);
+	/* Never waits for another writer, which may itself wait for the
+	 * loader's lock that this thread holds (a dlclose inside a
+	 * dl_iterate_phdr callback, an exit inside a dlopen): that writer's
+	 * scan will do. */
+	if (pthread_mutex_trylock(&writer) != 0)
+		return;
 	if (atomic_exchange_explicit(&refresh_wanted, 0, memory_order_relaxed))
 		scan();
 	pthread_mutex_unlock(&writer);
