@@ -69,7 +69,7 @@ struct iop_stats {
 enum iop_name_kind {
 	IOP_NAME_FILE = 1,    /* absolute path; hash = iop_hash_str(path) */
 	IOP_NAME_DATASET = 2, /* "<file path>:<dataset path>" (HDF5) */
-	IOP_NAME_SITE = 3,    /* call site: "function+0x1a" or "file.c:42" */
+	IOP_NAME_SITE = 3,    /* call site: "function+0x1a (object)", "object+0x1a0" */
 	IOP_NAME_HOST = 4,    /* host name; hash = node_id's source */
 };
 

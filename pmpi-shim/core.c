@@ -9,7 +9,8 @@
  *   IOPULSE_RANK        rank override; else the launcher's variables
  * Launcher processes (mpirun, orted, prted, srun, hydra proxies ...) are never
  * monitored. A forked child stops recording (nanomsg does not survive fork);
- * an exec'd program starts afresh from the environment. */
+ * an exec'd program starts afresh from the environment (exec.c sends the
+ * last frame of the image it replaces). */
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include "log.h"
 #include "names.h"
 #include "shim.h"
+#include "sites.h"
 
 struct shim_global shim;
 
@@ -151,6 +153,11 @@ void shim_set_rank(uint32_t rank)
 	shim.rank = rank;
 }
 
+bool shim_owner_process(void)
+{
+	return owner_pid != 0 && getpid() == owner_pid;
+}
+
 void shim_finish(const char *why)
 {
 	if (getpid() != owner_pid || atomic_exchange(&finished, 1))
@@ -160,6 +167,9 @@ void shim_finish(const char *why)
 		t->busy = 1; /* the flush's own I/O is not recorded */
 	atomic_store(&shim.state, SHIM_OFF);
 	iop_debug("finishing (%s)", why);
+	if (shim_sites_overflow())
+		iop_info("%llu lookups found no room in the site cache (their calls "
+			 "carry site 0)", (unsigned long long)shim_sites_overflow());
 	shim_sender_stop_and_flush(250);
 }
 
@@ -204,13 +214,17 @@ __attribute__((constructor(101))) static void shim_init(void)
 {
 	int saved = errno;
 	iop_log_init();
+	shim_exec_init();
 	if (configure() && shim_names_init() == 0) {
 		owner_pid = getpid();
+		shim.pid = owner_pid;
 		/* The node id in every frame is this name's hash, cut to 32 bits. */
 		shim_name_text(IOP_NAME_HOST, shim.host);
 		struct shim_thread *t = shim_self(); /* main thread's state */
 		if (t)
 			t->busy = 1;
+		if (shim_sites_init() != 0)
+			iop_warn("call sites unavailable: events carry site 0");
 		if (shim_sender_start() == 0) {
 			pthread_atfork(NULL, NULL, at_fork_child);
 			atexit(at_exit);

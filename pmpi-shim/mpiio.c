@@ -8,7 +8,7 @@
  * explicit-offset and individual-pointer forms; shared-pointer forms carry
  * none. The POSIX calls an MPI-IO call issues are its children (shim.h).
  * Nonblocking calls are timed from post to completion in the MPI_Wait and
- * MPI_Test families;
+ * MPI_Test families, and their site is where they were posted;
  * split collectives from _begin to _end. A failed MPI call is recorded with
  * err = EIO; errno is never touched. */
 #include <mpi.h>
@@ -46,13 +46,14 @@ struct fh_entry {
 	uint32_t file;
 	/* a split collective in progress */
 	uint64_t split_t0, split_bytes;
+	uint32_t split_site;
 	uint8_t split_op;
 };
 
 struct req_entry {
 	MPI_Request req;
 	uint64_t t0, bytes, offset;
-	uint32_t file;
+	uint32_t file, site;
 	uint8_t op, used, has_offset;
 };
 
@@ -393,7 +394,8 @@ XFER_SET(_c, MPI_Count)
 
 /* ------------------------------------------------------------ split collectives */
 
-static void split_begin(MPI_File fh, uint8_t op, uint64_t bytes)
+/* A split collective from its _begin (site: where _begin was called). */
+static void split_begin(MPI_File fh, uint8_t op, uint64_t bytes, uint32_t site)
 {
 	pthread_mutex_lock(&tables);
 	struct fh_entry *e = fh_find(fh, false);
@@ -401,6 +403,7 @@ static void split_begin(MPI_File fh, uint8_t op, uint64_t bytes)
 		e->split_t0 = shim_ticks();
 		e->split_bytes = bytes;
 		e->split_op = op;
+		e->split_site = site;
 	}
 	pthread_mutex_unlock(&tables);
 }
@@ -415,7 +418,7 @@ static void split_end(MPI_File fh, int rc)
 	pthread_mutex_unlock(&tables);
 	struct shim_call c;
 	if (copy.file && copy.split_t0 &&
-	    shim_begin(&c, IOP_LAYER_MPIIO, copy.split_op, copy.file)) {
+	    shim_begin_from(&c, IOP_LAYER_MPIIO, copy.split_op, copy.file, NULL, copy.split_site)) {
 		c.t0 = copy.split_t0;
 		end_mpi(&c, rc, copy.split_bytes, 0, false);
 	}
@@ -426,7 +429,7 @@ static void split_end(MPI_File fh, int rc)
 	{                                                                                  \
 		REAL_PMPI(name##_begin);                                                    \
 		if (fh_file(fh))                                                           \
-			split_begin(fh, op, bytes_expr);                                   \
+			split_begin(fh, op, bytes_expr, shim_site_here(SHIM_CALLER()));    \
 		return real_##name##_begin args;                                           \
 	}                                                                                  \
 	MPI_WRAP(name##_end, (MPI_File fh, SPLIT_BUF_##op buf, MPI_Status * status))       \
@@ -459,7 +462,7 @@ SPLIT(File_write_ordered, IOP_OP_WRITE_COLL,
 /* ------------------------------------------------------------ nonblocking */
 
 static void req_post(MPI_Request req, uint32_t file, uint8_t op, uint64_t t0, uint64_t bytes,
-		     bool has_offset, uint64_t offset)
+		     bool has_offset, uint64_t offset, uint32_t site)
 {
 	pthread_mutex_lock(&tables);
 	unsigned s = slot_of(&req, sizeof req);
@@ -467,7 +470,7 @@ static void req_post(MPI_Request req, uint32_t file, uint8_t op, uint64_t t0, ui
 		struct req_entry *e = &reqs[(s + i) % HANDLES];
 		if (!e->used) {
 			*e = (struct req_entry){.req = req, .t0 = t0, .bytes = bytes, .offset = offset,
-						.file = file, .op = op, .used = 1,
+						.file = file, .site = site, .op = op, .used = 1,
 						.has_offset = has_offset};
 			atomic_fetch_add(&n_reqs, 1);
 			break;
@@ -493,7 +496,7 @@ static void req_done(MPI_Request req, int rc)
 	}
 	pthread_mutex_unlock(&tables);
 	struct shim_call c;
-	if (found.used && shim_begin(&c, IOP_LAYER_MPIIO, found.op, found.file)) {
+	if (found.used && shim_begin_from(&c, IOP_LAYER_MPIIO, found.op, found.file, NULL, found.site)) {
 		c.t0 = found.t0;
 		end_mpi(&c, rc, found.bytes, found.offset, found.has_offset);
 	}
@@ -507,10 +510,12 @@ static void req_done(MPI_Request req, int rc)
 		if (!file)                                                                 \
 			return real_##name args;                                           \
 		XFER_OFFSET(offkind(fh));                                                  \
+		uint32_t site = shim_site_here(SHIM_CALLER());                             \
 		uint64_t t0 = shim_ticks();                                                \
 		int r = real_##name args;                                                  \
 		if (r == MPI_SUCCESS)                                                      \
-			req_post(*req, file, op, t0, type_bytes(type, count), has_off_, off_); \
+			req_post(*req, file, op, t0, type_bytes(type, count), has_off_, off_, \
+				 site);                                                    \
 		return r;                                                                  \
 	}
 

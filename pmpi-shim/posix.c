@@ -3,7 +3,6 @@
  * records it; otherwise it only calls through. Offsets of read/write come
  * from the shim's own per-fd position (kept by read, write and lseek), as
  * Darshan does, so recording costs no extra system call. */
-#include <aio.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -128,12 +127,13 @@ OPENAT_WRAPPER(openat64)
 CREAT_WRAPPER(creat)
 CREAT_WRAPPER(creat64)
 
-/* mkstemp and friends fill in the name: record after the call. */
-static int made_temp(int fd, uint64_t t0, const char *tmpl)
+/* mkstemp and friends fill in the name: record after the call (from ra,
+ * the caller of the wrapper). */
+static int made_temp(int fd, uint64_t t0, const char *tmpl, const void *ra)
 {
 	struct shim_call c;
 	uint32_t file = fd >= 0 ? watch_path(tmpl) : 0;
-	if (file && shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_CREATE, file)) {
+	if (file && shim_begin_from(&c, IOP_LAYER_POSIX, IOP_OP_CREATE, file, ra, 0)) {
 		c.t0 = t0;
 		opened(&c, fd);
 	} else if (fd >= 0) {
@@ -146,28 +146,28 @@ SHIM_EXPORT int mkstemp(char *tmpl)
 {
 	SHIM_REAL(mkstemp);
 	uint64_t t0 = shim_ticks();
-	return made_temp(real_mkstemp(tmpl), t0, tmpl);
+	return made_temp(real_mkstemp(tmpl), t0, tmpl, SHIM_CALLER());
 }
 
 SHIM_EXPORT int mkostemp(char *tmpl, int flags)
 {
 	SHIM_REAL(mkostemp);
 	uint64_t t0 = shim_ticks();
-	return made_temp(real_mkostemp(tmpl, flags), t0, tmpl);
+	return made_temp(real_mkostemp(tmpl, flags), t0, tmpl, SHIM_CALLER());
 }
 
 SHIM_EXPORT int mkstemps(char *tmpl, int suffixlen)
 {
 	SHIM_REAL(mkstemps);
 	uint64_t t0 = shim_ticks();
-	return made_temp(real_mkstemps(tmpl, suffixlen), t0, tmpl);
+	return made_temp(real_mkstemps(tmpl, suffixlen), t0, tmpl, SHIM_CALLER());
 }
 
 SHIM_EXPORT int mkostemps(char *tmpl, int suffixlen, int flags)
 {
 	SHIM_REAL(mkostemps);
 	uint64_t t0 = shim_ticks();
-	return made_temp(real_mkostemps(tmpl, suffixlen, flags), t0, tmpl);
+	return made_temp(real_mkostemps(tmpl, suffixlen, flags), t0, tmpl, SHIM_CALLER());
 }
 
 SHIM_EXPORT int close(int fd)

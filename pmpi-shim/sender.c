@@ -4,7 +4,12 @@
  * frame the socket refuses is counted (send_failures; its events as
  * dropped) and its counters and names are sent again with the next one, so
  * totals stay exact. The last frame goes out from shim_finish() with a short
- * bounded wait, acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set. */
+ * bounded wait, acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set.
+ *
+ * Before an exec (exec.c) this thread sends the last frame the same way,
+ * then sends nothing more until the exec fails (it parks); a signal handler
+ * and an exec only ask, and wait a bounded time. Events carry site keys;
+ * draining turns them into SITE names (sites.c), named here, once. */
 #include <nanomsg/nn.h>
 #include <nanomsg/pipeline.h>
 #include <nanomsg/reqrep.h>
@@ -22,6 +27,7 @@
 #include "names.h"
 #include "sender_api.h"
 #include "shim.h"
+#include "sites.h"
 
 #define STAGE     4096
 #define FRAME_CAP (64 * 1024)
@@ -55,6 +61,8 @@ static struct {
 	uint64_t last_sent_ns; /* CLOCK_REALTIME of the last frame sent */
 	int wake_fd[2];
 	_Atomic int fatal_request, fatal_done;
+	_Atomic int exec_pending;             /* threads inside an exec */
+	_Atomic unsigned exec_asked, exec_served; /* last frames asked for, sent */
 	uint64_t lost_events, send_failures, retired_events, retired_dropped, retired_ticks;
 	uint8_t frame[FRAME_CAP];
 } S = {.sock = -1, .announced = 1, .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -135,6 +143,9 @@ static void drain(struct shim_thread *t)
 			ev->dur_ns = ev->end_ns;
 		if (ev->flags & IOP_EV_CHILDREN)
 			ev->child_ns = iop_clock_dur_ns(&S.clk, ev->child_ns);
+		/* not while a fatal signal's handler waits: the thread it stopped
+		 * may hold the names lock */
+		ev->site = shim_site_name(ev->site, !atomic_load(&S.fatal_request));
 		count(ev->file, ev->layer, iop_op_class(ev->op), 1, ev->bytes, ev->dur_ns,
 		      (ev->flags & IOP_EV_ERROR) != 0);
 	}
@@ -365,6 +376,59 @@ static void nap(unsigned ms)
 	}
 }
 
+static bool send_final_acked(unsigned wait_ms);
+
+/* Everything pending, then the FINAL frame (acknowledged over REQ/REP when
+ * IOPULSE_FINAL_ADDR is set), each send waiting at most wait_ms. The
+ * caller holds cycle_lock. */
+static void send_last(unsigned wait_ms)
+{
+	int ms = (int)wait_ms;
+	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+	bool acked = false;
+	if (shim.final_addr[0]) {
+		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
+		acked = send_final_acked(wait_ms);
+	}
+	if (!acked && !S.final_sent && cycle(true, 0, 1024)) {
+		/* nanomsg has no linger: give its I/O thread a moment to write
+		 * what was accepted (a refused send means no collector: no wait). */
+		sleep_ms(wait_ms < 50 ? wait_ms : 50);
+	}
+}
+
+/* A FINAL frame may be sent again (an exec failed). Holds cycle_lock. */
+static void rearm_final(void)
+{
+	S.final_sent = false;
+	S.resynced_for_final = false;
+}
+
+/* Before an exec: the last frame, then nothing (parked) while an exec is in
+ * progress, so that no frame follows the FINAL one of a process image that
+ * an exec replaces. When every exec has failed, recording goes on and
+ * frames follow with later sequence numbers (docs/shim.md); a thread that
+ * asks meanwhile gets a last frame of its own. */
+static void final_for_exec(void)
+{
+	unsigned asked;
+	do {
+		asked = atomic_load(&S.exec_asked);
+		pthread_mutex_lock(&S.cycle_lock);
+		rearm_final();
+		send_last(SHIM_EXEC_WAIT_MS);
+		pthread_mutex_unlock(&S.cycle_lock);
+		atomic_store(&S.exec_served, asked);
+		while (atomic_load(&S.exec_pending) && atomic_load(&S.exec_asked) == asked &&
+		       !atomic_load(&S.stop) && !atomic_load(&S.fatal_request))
+			nap(shim.interval_ms);
+	} while (atomic_load(&S.exec_asked) != asked && !atomic_load(&S.stop) &&
+		 !atomic_load(&S.fatal_request));
+	pthread_mutex_lock(&S.cycle_lock);
+	rearm_final();
+	pthread_mutex_unlock(&S.cycle_lock);
+}
+
 /* The last frame, sent from this thread because a signal handler asked. */
 static void final_for_signal(void)
 {
@@ -387,11 +451,42 @@ static void *sender_main(void *arg)
 			final_for_signal();
 			return NULL;
 		}
+		if (atomic_load(&S.exec_asked) != atomic_load(&S.exec_served)) {
+			final_for_exec();
+			continue;
+		}
+		/* outside cycle_lock: this may wait for the loader's lock */
+		shim_objects_refresh();
+		if (atomic_load(&S.stop))
+			break;
 		pthread_mutex_lock(&S.cycle_lock);
 		cycle(false, NN_DONTWAIT, 64);
 		pthread_mutex_unlock(&S.cycle_lock);
 	}
 	return NULL;
+}
+
+bool shim_sender_exec_begin(void)
+{
+	if (!S.running || atomic_load(&S.stop))
+		return false;
+	atomic_fetch_add(&S.exec_pending, 1);
+	unsigned mine = atomic_fetch_add(&S.exec_asked, 1) + 1;
+	wake();
+	/* bounded: the exec goes ahead anyway if the sender cannot finish */
+	for (int i = 0; i < SHIM_EXEC_WAIT_MS + 250 &&
+			(int)(atomic_load(&S.exec_served) - mine) < 0;
+	     i++) {
+		struct timespec ts = {0, 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+void shim_sender_exec_failed(void)
+{
+	if (atomic_fetch_sub(&S.exec_pending, 1) == 1)
+		wake();
 }
 
 void shim_sender_fatal(void)
@@ -490,35 +585,35 @@ void shim_sender_stop_and_flush(unsigned wait_ms)
 		return;
 	atomic_store(&S.stop, 1);
 	wake();
-	pthread_join(S.thread, NULL);
-	if (atomic_load(&S.fatal_done)) {
-		S.running = false;
-		return;
-	}
+	/* Bounded: the sender may be waiting for the loader's lock (a refresh
+	 * of the objects), held by this very thread if it exits from a
+	 * library's constructor inside dlopen. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	bool joined = pthread_timedjoin_np(S.thread, NULL, &until) == 0;
 	S.running = false;
-	pthread_mutex_lock(&S.cycle_lock);
-	int ms = (int)wait_ms;
-	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
-	bool acked = false;
-	if (shim.final_addr[0]) {
-		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
-		acked = send_final_acked(wait_ms);
-	}
-	if (!acked && !S.final_sent && cycle(true, 0, 1024)) {
-		/* nanomsg has no linger: give its I/O thread a moment to write
-		 * what was accepted (a refused send means no collector: no wait). */
-		sleep_ms(wait_ms < 50 ? wait_ms : 50);
-	}
+	if (atomic_load(&S.fatal_done))
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)wait_ms * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	if (pthread_mutex_timedlock(&S.cycle_lock, &until) != 0)
+		return; /* the sender is stuck inside a send: no last frame */
+	send_last(wait_ms);
 	pthread_mutex_unlock(&S.cycle_lock);
-	nn_close(S.sock);
-	S.sock = -1;
+	if (joined) {
+		nn_close(S.sock);
+		S.sock = -1;
+	}
 }
 
 void shim_flush(void)
 {
 	/* not in a forked child: its copy of the lock may be held by a thread
 	 * that did not come along */
-	if (!S.running || atomic_load(&shim.state) != SHIM_ON)
+	if (!S.running || atomic_load(&shim.state) != SHIM_ON || atomic_load(&S.exec_pending))
 		return;
 	struct shim_thread *t = shim_self();
 	int was = t ? t->busy : 0;

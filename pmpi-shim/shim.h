@@ -20,7 +20,12 @@
  * start; shim_end_*() stamps the end and puts the event in the thread's ring.
  * Neither changes errno. Nothing here takes a lock or allocates on the way
  * of an I/O call, except the first call of a thread (its state is mapped)
- * and opening a file not seen before (its name is interned). */
+ * and opening a file not seen before (its name is interned).
+ *
+ * shim_begin() also notes where the call came from (its return address:
+ * the call site, see sites.c); it is a macro so that the address is the
+ * wrapper's own. A helper function that begins a call for a wrapper takes
+ * the wrapper's SHIM_CALLER() and uses shim_begin_from(). */
 #ifndef IOP_SHIM_H
 #define IOP_SHIM_H
 
@@ -73,12 +78,27 @@ struct shim_drop_cell {
 	_Atomic uint64_t ops, bytes, ticks, errors; /* ticks: durations, unconverted */
 };
 
+/* An unwind's result, kept for the next call from the same place: a call
+ * from return address ra, with the wrapper's frame at anchor, whose stack
+ * still holds app_ra at anchor + off, comes from the same application
+ * frame (sites.c). */
+struct shim_site_memo {
+	uintptr_t ra, anchor, app_ra;
+	uint32_t off, key;
+	uint64_t used; /* when it last served: the least recent one is replaced */
+};
+#define SHIM_SITE_MEMOS 8
+
 struct shim_thread {
 	/* producer side, touched on every call */
 	int busy;       /* inside the shim (or a thread of the shim): pass through */
 	uint32_t tid;   /* index, from 1 */
 	unsigned depth; /* calls in progress on this thread */
 	uint64_t next_call;
+	uint32_t root_site; /* site key of the outermost call in progress */
+	uint64_t memo_clock;
+	_Atomic unsigned memo_seq; /* odd while a memo is being replaced */
+	struct shim_site_memo memo[SHIM_SITE_MEMOS];
 	uint64_t head;  /* next slot to write; published to the sender */
 	_Atomic uint64_t pub_head;
 	struct shim_frame stack[SHIM_DEPTH];
@@ -103,6 +123,7 @@ struct shim_global {
 	bool use_tsc;        /* ticks are TSC cycles (else CLOCK_MONOTONIC ns) */
 	uint32_t rank, node_id;
 	char host[256]; /* gethostname(); its HOST name record gives the node id */
+	int pid; /* of the process that records */
 	uint64_t job_id;
 	struct iop_key key;
 	char addr[256];      /* where frames go (nanomsg URL) */
@@ -164,16 +185,66 @@ bool shim_fd_guarded(int fd);
 void shim_fd_guard(int fd);
 bool shim_fd_keep_open(int fd);
 
+/* ------------------------------------------------------------ call sites */
+
+/* The address cache of sites.c: return address -> site key (slot + 1),
+ * filled lock-free. Events carry site keys; the sender turns each into a
+ * SITE name id the first time it meets it. */
+#define SHIM_SITE_SLOTS 16384 /* distinct return addresses (power of two) */
+enum { SHIM_SITE_NEW, SHIM_SITE_OUTSIDE, SHIM_SITE_EXCLUDED, SHIM_SITE_UNKNOWN };
+
+struct shim_site_slot {
+	_Atomic uintptr_t ip;     /* 0 = free */
+	_Atomic uint32_t state;   /* SHIM_SITE_* in bits 0-1, a generation above */
+};
+extern struct shim_site_slot shim_site_slots[SHIM_SITE_SLOTS];
+
+static inline uint32_t shim_site_hash(uintptr_t ip)
+{
+	return (uint32_t)((ip * UINT64_C(0x9e3779b97f4a7c15)) >> 50) & (SHIM_SITE_SLOTS - 1);
+}
+
+uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip, const void *anchor);
+
+/* Site key of a call whose wrapper returns to ra: the slot of ra itself when
+ * ra lies outside the excluded objects (the shim, libc, MPI, HDF5 ...), else
+ * that of the first frame outside them (an unwind). 0 when unknown. anchor:
+ * an address in the wrapper's stack frame. */
+static inline uint32_t shim_site_of(struct shim_thread *t, const void *ra, const void *anchor)
+{
+	uintptr_t ip = (uintptr_t)ra;
+	uint32_t h = shim_site_hash(ip);
+	struct shim_site_slot *s = &shim_site_slots[h];
+	if (SHIM_LIKELY(atomic_load_explicit(&s->ip, memory_order_relaxed) == ip &&
+			(atomic_load_explicit(&s->state, memory_order_acquire) & 3) ==
+				SHIM_SITE_OUTSIDE))
+		return h + 1;
+	return shim_site_slow(t, ip, anchor);
+}
+
+/* For calls completed later (MPI requests, split collectives, aio): the
+ * site of a call made now from ra, to pass to shim_begin_from() at
+ * completion. Inside another recorded call it is that call's site. */
+uint32_t shim_site_here(const void *ra);
+
 /* ------------------------------------------------------------ calls */
 
 struct shim_call {
 	struct shim_thread *t;
 	uint64_t t0;
 	uint32_t file;
+	uint32_t site; /* site key (0 = unknown) */
 	uint8_t layer, op;
 };
 
-static inline bool shim_begin(struct shim_call *c, unsigned layer, unsigned op, uint32_t file)
+#define SHIM_CALLER() __builtin_return_address(0)
+#define shim_begin(c, layer, op, file) shim_begin_from((c), (layer), (op), (file), SHIM_CALLER(), 0)
+
+/* shim_begin() for a call from ra, or of a known site (site != 0). A call
+ * nested in another takes the outermost call's site: an MPI-IO call's POSIX
+ * calls carry the line of the application that made the MPI-IO call. */
+static inline bool shim_begin_from(struct shim_call *c, unsigned layer, unsigned op, uint32_t file,
+				   const void *ra, uint32_t site)
 {
 	if (SHIM_UNLIKELY(atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON))
 		return false;
@@ -184,6 +255,10 @@ static inline bool shim_begin(struct shim_call *c, unsigned layer, unsigned op, 
 	c->file = file;
 	c->layer = (uint8_t)layer;
 	c->op = (uint8_t)op;
+	/* before the start time: an unwind is not the call's time */
+	if (t->depth == 0)
+		t->root_site = site ? site : shim_site_of(t, ra, c);
+	c->site = t->root_site;
 	struct shim_frame *f = &t->stack[t->depth];
 	f->call_id = 0;
 	f->child_ops = 0;
@@ -233,6 +308,9 @@ struct shim_result {
 };
 
 void shim_end(struct shim_call *c, const struct shim_result *r);
+/* A call the shim cannot follow to its end (the aio table is full): in the
+ * totals (and stats.dropped) as if its event had been dropped. */
+void shim_end_dropped(struct shim_call *c, const struct shim_result *r);
 
 /* The common cases. A transfer that returned r (< 0: failed with errno). */
 static inline void shim_end_io(struct shim_call *c, int64_t r, uint64_t offset, bool has_offset)
@@ -262,6 +340,10 @@ static inline void shim_end_meta(struct shim_call *c, bool ok)
 void shim_finish(const char *why);
 /* MPI_Init told us our rank. */
 void shim_set_rank(uint32_t rank);
+/* This is the process that started the sender (not a fork or vfork child). */
+bool shim_owner_process(void);
+/* Resolves the real exec functions (exec.c), at start-up. */
+void shim_exec_init(void);
 
 /* Sender (sender.c). */
 int shim_sender_start(void);
@@ -269,5 +351,11 @@ void shim_sender_stop_and_flush(unsigned wait_ms);
 /* From a signal handler: has the sender send the last frame, waits for it
  * at most 250 ms. Async-signal-safe. */
 void shim_sender_fatal(void);
+/* Before an exec: has the sender send the last frame and park, waits for
+ * it a bounded time (about SHIM_EXEC_WAIT_MS); true when the caller must
+ * call shim_sender_exec_failed() if the exec returns. Async-signal-safe. */
+#define SHIM_EXEC_WAIT_MS 250
+bool shim_sender_exec_begin(void);
+void shim_sender_exec_failed(void);
 
 #endif

@@ -27,10 +27,12 @@ static inline void end_transfer(struct shim_call *c, uint64_t bytes, bool failed
 	shim_end(c, &res);
 }
 
-#define STREAM_BEGIN(op, passthrough)                                                      \
+#define STREAM_BEGIN(op, passthrough) STREAM_BEGIN_FROM(op, passthrough, SHIM_CALLER())
+/* for helpers that record on behalf of a wrapper: its caller's address */
+#define STREAM_BEGIN_FROM(op, passthrough, ra)                                             \
 	struct shim_call c;                                                                \
 	uint32_t file = stream_file(f);                                                    \
-	if (!file || !shim_begin(&c, IOP_LAYER_STDIO, op, file))                           \
+	if (!file || !shim_begin_from(&c, IOP_LAYER_STDIO, op, file, ra, 0))               \
 		return passthrough;
 
 /* ------------------------------------------------------------ open, close */
@@ -199,32 +201,44 @@ SHIM_EXPORT int fputc(int ch, FILE *f)
 	return r;
 }
 
-SHIM_EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap)
+/* The printf forms share these, with the caller of the wrapper the
+ * application called (fprintf's site is its caller, not the shim). */
+static int print(FILE *f, const char *fmt, va_list ap, const void *ra)
 {
 	SHIM_REAL(vfprintf);
-	STREAM_BEGIN(IOP_OP_WRITE, real_vfprintf(f, fmt, ap))
+	STREAM_BEGIN_FROM(IOP_OP_WRITE, real_vfprintf(f, fmt, ap), ra)
 	int r = real_vfprintf(f, fmt, ap);
 	end_transfer(&c, r > 0 ? (uint64_t)r : 0, r < 0);
 	return r;
+}
+
+int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap);
+static int print_chk(FILE *f, int flag, const char *fmt, va_list ap, const void *ra)
+{
+	SHIM_REAL(__vfprintf_chk);
+	STREAM_BEGIN_FROM(IOP_OP_WRITE, real___vfprintf_chk(f, flag, fmt, ap), ra)
+	int r = real___vfprintf_chk(f, flag, fmt, ap);
+	end_transfer(&c, r > 0 ? (uint64_t)r : 0, r < 0);
+	return r;
+}
+
+SHIM_EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap)
+{
+	return print(f, fmt, ap, SHIM_CALLER());
 }
 
 SHIM_EXPORT int fprintf(FILE *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vfprintf(f, fmt, ap); /* the wrapper above records it */
+	int r = print(f, fmt, ap, SHIM_CALLER());
 	va_end(ap);
 	return r;
 }
 
-int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap);
 SHIM_EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap)
 {
-	SHIM_REAL(__vfprintf_chk);
-	STREAM_BEGIN(IOP_OP_WRITE, real___vfprintf_chk(f, flag, fmt, ap))
-	int r = real___vfprintf_chk(f, flag, fmt, ap);
-	end_transfer(&c, r > 0 ? (uint64_t)r : 0, r < 0);
-	return r;
+	return print_chk(f, flag, fmt, ap, SHIM_CALLER());
 }
 
 int __fprintf_chk(FILE *f, int flag, const char *fmt, ...);
@@ -232,7 +246,7 @@ SHIM_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = __vfprintf_chk(f, flag, fmt, ap);
+	int r = print_chk(f, flag, fmt, ap, SHIM_CALLER());
 	va_end(ap);
 	return r;
 }
@@ -243,11 +257,11 @@ SHIM_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
  * vfscanf, named explicitly so that <stdio.h>'s renaming cannot mix them. */
 typedef int vfscanf_fn(FILE *, const char *, va_list);
 
-static int scan(vfscanf_fn *real, FILE *f, const char *fmt, va_list ap)
+static int scan(vfscanf_fn *real, FILE *f, const char *fmt, va_list ap, const void *ra)
 {
 	struct shim_call c;
 	uint32_t file = stream_file(f);
-	bool rec = file && shim_begin(&c, IOP_LAYER_STDIO, IOP_OP_READ, file);
+	bool rec = file && shim_begin_from(&c, IOP_LAYER_STDIO, IOP_OP_READ, file, ra, 0);
 	int r = real(f, fmt, ap);
 	if (rec)
 		shim_end_meta(&c, !(r == EOF && ferror_unlocked(f)));
@@ -263,7 +277,7 @@ static int scan(vfscanf_fn *real, FILE *f, const char *fmt, va_list ap)
 			real = (vfscanf_fn *)shim_resolve(real_symbol);                    \
 		va_list ap;                                                                \
 		va_start(ap, fmt);                                                         \
-		int r = scan(real, f, fmt, ap);                                            \
+		int r = scan(real, f, fmt, ap, SHIM_CALLER());                             \
 		va_end(ap);                                                                \
 		return r;                                                                  \
 	}

@@ -31,7 +31,8 @@ SHIM_EXPORT ssize_t iopulse_template_write(int handle, const void *buf, size_t n
 	uint32_t file = shim_fd_file(handle);
 
 	/* 4. shim_begin() decides whether to record (shim on, thread not inside
-	 *    the shim, nesting not too deep) and stamps the start. */
+	 *    the shim, nesting not too deep), notes the call site (this
+	 *    wrapper's return address: it is a macro) and stamps the start. */
 	struct shim_call c;
 	if (!file || !shim_begin(&c, IOP_LAYER_POSIX, IOP_OP_WRITE, file))
 		return real(handle, buf, n);

@@ -108,7 +108,8 @@ static void drop(struct shim_thread *t, const struct iop_event *ev)
 			      memory_order_relaxed);
 }
 
-void shim_end(struct shim_call *c, const struct shim_result *r)
+/* shim_end(), or with to_ring false shim_end_dropped(). */
+static inline void finish(struct shim_call *c, const struct shim_result *r, bool to_ring)
 {
 	uint64_t t1 = shim_ticks();
 	int saved = errno;
@@ -123,7 +124,7 @@ void shim_end(struct shim_call *c, const struct shim_result *r)
 	ev.bytes = r->bytes;
 	ev.err = (uint32_t)r->err;
 	ev.file = c->file;
-	ev.site = 0;
+	ev.site = c->site; /* a site key: the sender names it */
 	ev.thread = t->tid;
 	ev.layer = c->layer;
 	ev.op = c->op;
@@ -153,7 +154,7 @@ void shim_end(struct shim_call *c, const struct shim_result *r)
 	}
 
 	uint64_t head = t->head;
-	if (head - atomic_load_explicit(&t->tail, memory_order_acquire) < SHIM_RING) {
+	if (to_ring && head - atomic_load_explicit(&t->tail, memory_order_acquire) < SHIM_RING) {
 		t->ring[head & (SHIM_RING - 1)] = ev;
 		t->head = head + 1;
 		atomic_store_explicit(&t->pub_head, head + 1, memory_order_release);
@@ -170,4 +171,14 @@ void shim_end(struct shim_call *c, const struct shim_result *r)
 	}
 	t->busy = 0;
 	errno = saved;
+}
+
+void shim_end(struct shim_call *c, const struct shim_result *r)
+{
+	finish(c, r, true);
+}
+
+void shim_end_dropped(struct shim_call *c, const struct shim_result *r)
+{
+	finish(c, r, false);
 }

@@ -4,7 +4,7 @@ sending to a real nanomsg receiver (iop-sink), with exact totals.
 
     run_example.py --sink IOP_SINK --shim LIBIOPULSE --mpirun LAUNCHER --ranks N
                    [--mode normal|wrong-key|no-collector] [--check-hdf5]
-                   [--expect-children] [--keep] -- PROGRAM [ARGS...]
+                   [--expect-children] [--check-sites] [--keep] -- PROGRAM [ARGS...]
 
 The program is started by the MPI launcher (OpenMPI's mpirun or MPICH's
 mpiexec, told apart by the launcher's name or --flavor) with the shim
@@ -25,7 +25,12 @@ JSON truth line (examples/README.md); the sink writes a JSON summary
      size on disk (on a sparse HDF5 file: its data and its non-zero bytes);
   6. nothing outside the temporary directory but <stdout>/<stderr>/<stdin>
      is reported with write bytes (the MPI runtime's own files are not the
-     application's writes).
+     application's writes);
+  7. call sites: every event carries a named site, each site is named the
+     same in every rank (one entry, job-wide); with --check-sites, the
+     truth's "sites" list (per function: layer, class, ops, bytes, summed
+     over ranks) equals the events of the sink's sites named
+     "FUNCTION+0x... (PROGRAM)".
 
 The hdf5 layer is not implemented by the shim yet: its totals are skipped
 (with a SKIP line) unless --check-hdf5 is given. Two negative modes check
@@ -404,6 +409,36 @@ def check_posix_under_mpiio(chk, doc, truth):
                    written)
 
 
+def check_sites(chk, args, doc, truth):
+    """Check 7: sites are named, once job-wide; the truth's per function."""
+    sites = doc.get("sites", [])
+    chk.equal(7, "events without a named site", 0, doc.get("unnamed_site_events"))
+    chk.expect(7, sites, "the sink lists call sites", "some", "none")
+    names = [s["name"] for s in sites]
+    chk.equal(7, "site names listed twice", [], sorted({n for n in names if names.count(n) > 1}))
+    if not args.check_sites:
+        return
+    program = os.path.basename(args.program[0])
+    want = {}
+    for t in truth.values():
+        for s in t.get("sites", []):
+            key = (s["function"], s["layer"], s["class"])
+            w = want.setdefault(key, {})
+            for k in ("ops", "bytes"):
+                if k in s:
+                    w[k] = w.get(k, 0) + s[k]
+    for (fn, layer, cls), w in sorted(want.items()):
+        mine = [s for s in sites if s["name"].startswith(fn + "+0x")
+                and s["name"].endswith(f" ({program})")]
+        got = {k: sum(cls_get(s.get("events", {}), layer, cls, k) for s in mine) for k in w}
+        print(f"  site {fn} [{layer} {cls}]: {[s['name'] for s in mine]}, "
+              f"truth {w}, sink {got}")
+        chk.expect(7, mine, f"a site named {fn}+0x... ({program})", "present", "absent")
+        chk.equal(7, f"events of {fn} {layer} {cls}", w, got)
+        for s in mine:
+            chk.equal(7, f"ranks of site {s['name']}", list(range(args.ranks)), s.get("ranks"))
+
+
 def check_foreign_writes(chk, doc, tmp):
     """Check 6: only the test's own files and the std streams are written."""
     roots = {os.path.realpath(tmp) + "/", tmp.rstrip("/") + "/"}
@@ -462,6 +497,7 @@ def run_normal(chk, args, tmp, datadir):
     check_nesting(chk, args, doc, truth)
     check_posix_under_mpiio(chk, doc, truth)
     check_foreign_writes(chk, doc, tmp)
+    check_sites(chk, args, doc, truth)
 
 
 def run_wrong_key(chk, args, tmp, datadir):
@@ -517,6 +553,8 @@ def parse_args(argv):
                    help="also compare the hdf5 layer's totals (once the shim has it)")
     p.add_argument("--expect-children", action="store_true",
                    help="require linked POSIX children even without an mpiio truth entry")
+    p.add_argument("--check-sites", action="store_true",
+                   help="compare the truth's per-function \"sites\" with the sink's call sites")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
     p.add_argument("--asan-runtime", default="",
                    help="libasan.so to preload first (sanitizer builds)")

@@ -175,6 +175,8 @@ int main(int argc, char **argv)
 	posix_cases();
 	posix_meta_cases();
 	stdio_cases();
+	aio_cases();
+	exec_cases();
 	probe();
 	if (bad_paths)
 		efault_path_cases();

@@ -1,5 +1,5 @@
-/* The errno/return-value table (errno_table.c runs it, errno_posix.c and
- * errno_stdio.c hold the cases). Each case is one call made with errno set
+/* The errno/return-value table (errno_table.c runs it, errno_posix.c,
+ * errno_stdio.c, errno_aio.c and errno_exec.c hold the cases). Each case is one call made with errno set
  * to a sentinel beforehand; it prints one line "name ret errno" and checks
  * the outcome the case expects. The driver compares the lines of a run
  * without the shim, a passive one and an active one: they must be equal. */
@@ -54,5 +54,7 @@ extern int pipe_r, pipe_w;
 void posix_cases(void);
 void posix_meta_cases(void);
 void stdio_cases(void);
+void aio_cases(void);
+void exec_cases(void);
 
 #endif

@@ -55,12 +55,19 @@ def want_counter(doc, path, layer, cls, want, problems):
 
 def test_errno_table(tools, run):
     """Same lines, return values and errno without the shim, passive and
-    active; the active run really recorded (probe.dat exactly)."""
-    sink = run.start_sink(expect_final=1)
+    active; the active run really recorded (probe.dat exactly). Each failed
+    exec row sends a FINAL frame before the exec (and recording goes on):
+    the sink expects those and the one at exit."""
+    sink = None
     got = {}
     # ASan's own interceptors read paths: no invalid path pointers under it
     argv = [tools.prog("errno_table")] + (["no-bad-paths"] if tools.asan_runtime else [])
     for mode in ("none", "passive", "active"):
+        if mode == "active":
+            execs = [line for line in got["none"][1].splitlines()
+                     if line.startswith(("exec", "fexecve"))]
+            print(f"{len(execs)} failing exec rows: {1 + len(execs)} FINAL frames expected")
+            sink = run.start_sink(expect_final=1 + len(execs))
         wd = run.workdir(mode)
         p = run.start(argv, run.env(mode), cwd=wd)
         got[mode] = run.finish(p, 60, f"errno_table ({mode})")[:3]
@@ -147,8 +154,15 @@ def test_fork(tools, run):
     (their own processes with FINAL frames), with a thread writing all along:
     nothing hangs, every status 0, the parent's totals exact."""
     sink = run.start_sink(expect_final=4)
+    # Under the sanitizer runtime, LeakSanitizer's check at the forked
+    # child's exit() can wait forever for an allocator lock that another
+    # thread (the shim's sender, nanomsg's worker) held at fork: GCC 12's
+    # libasan does not lock its allocator around fork. Not the shim's to
+    # fix; this test's processes skip the leak check.
+    extra = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"} \
+        if tools.asan_runtime else None
     out, secs = run.run_ok([tools.prog("fork_test"), tools.prog("io_child")],
-                           run.env("active"), 60, "fork_test")
+                           run.env("active", extra=extra), 60, "fork_test")
     doc = sink.wait(30)
     v = {k: [int(x) for x in xs] for k, xs in values(out).items()}
     print(f"fork_test: {secs:.2f} s, {v}")
@@ -215,7 +229,8 @@ DL_WRITES = 77
 def test_dlopen(tools, run):
     """I/O in a dlopen'd library (loaded twice, RTLD_LOCAL then
     RTLD_GLOBAL) is recorded exactly; no double counting of STDIO as
-    POSIX."""
+    POSIX; its calls are sited in the library by name, although it was
+    unloaded before the sender named them (dlclose rescans the objects)."""
     lib = os.path.join(tools.bin_dir, "libsafety_dl_io.so")
     argv = [tools.prog("dlopen_test"), lib, str(DL_WRITES)]
     run.run_ok(argv, run.env("passive"), 30, "dlopen_test (passive)", cwd=run.workdir("p"))
@@ -232,6 +247,14 @@ def test_dlopen(tools, run):
     want_counter(doc, stdio, "stdio", "meta", (4,), problems)  # fopen, fclose x 2
     for cls in ("write", "meta"):
         want_counter(doc, stdio, "posix", cls, (0, 0, 0), problems)
+    for layer in ("posix", "stdio"):
+        got = site_ops(doc, "safety_dl_io+0x", layer=layer)
+        print(f"{layer} writes at sites safety_dl_io+0x.. (libsafety_dl_io.so): {got}")
+        if got != n:
+            problems.append(f"{got} {layer} writes sited in safety_dl_io, not {n}")
+    unknown = [s["name"] for s in doc["sites"] if not s["name"].endswith(")")]
+    if unknown:
+        problems.append(f"sites without a function: {unknown}")
     check(not problems, "; ".join(problems))
 
 
@@ -408,6 +431,140 @@ def test_closed_fds(tools, run):
     check(not problems, "; ".join(problems))
 
 
+# ------------------------------------------------------------ call sites
+
+SITE_WRITES = 4000
+
+
+def site_ops(doc, prefix, layer="posix", cls="write"):
+    """Event ops of the sites whose name starts with prefix."""
+    return sum(s.get("events", {}).get(layer, {}).get(cls, {}).get("ops", 0)
+               for s in doc.get("sites", []) if s["name"].startswith(prefix))
+
+
+def test_sites(tools, run):
+    """pwrite() called through libsafety_site_lib, by main, by a thread and
+    by a SIGALRM handler: with the library skipped (IOPULSE_SITE_SKIP), every
+    call is sited at its caller in sites_test (an unwind per call, in the
+    handler too) and none in the library; without, in the library."""
+    problems = []
+    for mode, skip in (("skip", "libsafety_site"), ("plain", None)):
+        sink = run.start_sink(expect_final=1, url=f"ipc://{run.dir}/{mode}.ipc", tag=mode)
+        extra = {"IOPULSE_SITE_SKIP": skip} if skip else None
+        env = run.env("active", addr=f"ipc://{run.dir}/{mode}.ipc", extra=extra)
+        out, secs = run.run_ok([tools.prog("sites_test"), str(SITE_WRITES)], env, 50,
+                               f"sites_test ({mode})", cwd=run.workdir(mode))
+        doc = sink.wait(30)
+        v = values(out)
+        n, handler = int(v["writes"][0]), int(v["handler_writes"][0])
+        recorded = counter(doc, run.path(mode, "handler.dat"), "posix", "write")[0]
+        print(f"{mode}: {secs:.2f} s; pwrite {v['direct_ns'][0]} ns/call direct, "
+              f"{v['library_ns'][0]} ns/call through the library; handler calls {handler}, "
+              f"recorded {recorded}")
+        for site in doc["sites"]:
+            ops = site_ops({"sites": [site]}, "")
+            if ops:
+                print(f"  {site['name']}: {ops} posix writes")
+        check_final(doc, 1, problems)
+        if doc["unnamed_site_events"]:
+            problems.append(f"{mode}: {doc['unnamed_site_events']} events without a site")
+        # Sites come with events: a full ring drops some (counted), then
+        # the sums may fall short by that many.
+        dropped = doc["processes"][0]["stats"]["dropped"] if doc["processes"] else 0
+        total = site_ops(doc, "")
+        if not 3 * n + recorded - dropped <= total <= 3 * n + recorded:
+            problems.append(f"{mode}: {total} posix writes at sites, not {3 * n + recorded} "
+                            f"({dropped} events dropped)")
+        if skip:
+            # a handler call that interrupts a pwrite is that call's child,
+            # so it carries that call's site: direct and library sites may
+            # hold some of the handler's calls, the thread's none
+            want = (("thread_writes+0x", n, n), ("direct_writes+0x", n, n + recorded),
+                    ("library_writes+0x", n, n + recorded), ("on_alarm+0x", 1, recorded))
+            for prefix, low, high in want:
+                got = site_ops(doc, prefix)
+                if not low - dropped <= got <= high:
+                    problems.append(f"skip: site {prefix}.. has {got} writes, not {low}..{high}")
+            inside = [s["name"] for s in doc["sites"] if "libsafety_site" in s["name"]]
+            if inside:
+                problems.append(f"skip: sites in the skipped library: {inside}")
+        elif not 0 <= 3 * n + recorded - total <= dropped or \
+                site_ops(doc, "lib_inner+0x") + site_ops(doc, "direct_writes+0x") != total:
+            problems.append("plain: the library's calls are not all sited in lib_inner")
+    check(not problems, "; ".join(problems))
+
+
+# ------------------------------------------------------------ aio
+
+def test_aio(tools, run):
+    """aio_write, lio_listio, aio_read collected in another thread, and a
+    burst larger than the shim's table: exact totals on aio.dat (glibc's
+    helper threads' pread/pwrite not counted again), the overflow counted
+    as dropped events, the posting functions as sites."""
+    sink = run.start_sink(expect_final=1)
+    out, secs = run.run_ok([tools.prog("aio_test")], run.env("active"), 50, "aio_test")
+    doc = sink.wait(30)
+    v = {k: [int(x) for x in xs] for k, xs in values(out).items()}
+    print(f"aio_test: {secs:.2f} s, {v}")
+    problems = []
+    check_final(doc, 1, problems)
+    path = run.path("aio.dat")
+    n, size = v["writes"]
+    want_counter(doc, path, "posix", "write", (n, n * size, 0), problems)
+    n, size = v["reads"]
+    want_counter(doc, path, "posix", "read", (n, n * size, 0), problems)
+    want_counter(doc, path, "posix", "meta", (2,), problems)  # open, close
+    dropped = doc["processes"][0]["stats"]["dropped"] if doc["processes"] else 0
+    if dropped < v["aio_burst"][0] - 4096:
+        problems.append(f"{dropped} events dropped: the burst of {v['aio_burst'][0]} cannot "
+                        "all have fitted in a table of 4096")
+    for fn, cls in (("aio_writer", "write"), ("lio_writer", "write"), ("aio_reader", "read")):
+        got = site_ops(doc, fn + "+0x", cls=cls)
+        print(f"site {fn}: {got} {cls} events")
+        if got != v[fn][0]:
+            problems.append(f"site {fn} has {got} {cls} events, not {v[fn][0]}")
+    check(not problems, "; ".join(problems))
+
+
+# ------------------------------------------------------------ exec
+
+EXEC_N1, EXEC_N2, EXEC_M = 300, 200, 150
+
+
+def test_exec(tools, run):
+    """A program writes, fails to exec a missing program (-1/ENOENT, goes
+    on writing), then execs io_child in the same process: the sink sees
+    two images of one pid, each with its FINAL frame and its exact totals
+    (the failed exec's FINAL frame followed by more frames of the first)."""
+    sink = run.start_sink(expect_final=3)  # failed exec, exec, io_child's exit
+    argv = [tools.prog("exec_test"), tools.prog("io_child"), str(EXEC_N1), str(EXEC_N2),
+            str(EXEC_M)]
+    out, secs = run.run_ok(argv, run.env("active"), 30, "exec_test")
+    doc = sink.wait(30)
+    pid = int(values(out)["pid"][0])
+    print(f"exec_test: {secs:.2f} s, pid {pid}")
+    problems = []
+    images = sorted((p for p in doc["processes"]), key=lambda p: p["image"])
+    for p in images:
+        print(f"image {p['image']}: pid {p['pid']}, frames {p['frames']}, seqs "
+              f"{p['first_seq']}..{p['last_seq']}, final {p['final']}, missing "
+              f"{p['missing_seqs']}, stats {p['stats']}")
+    if [(p["pid"], p["image"], p["final"]) for p in images] != [(pid, 0, True), (pid, 1, True)]:
+        problems.append(f"wanted images 0 and 1 of pid {pid}, each with a FINAL frame")
+    if doc["final_frames"] != 3:
+        problems.append(f"{doc['final_frames']} FINAL frames, not 3")
+    n = EXEC_N1 + EXEC_N2
+    want_counter(doc, run.path("a.dat"), "posix", "write", (n, n * 100, 0), problems)
+    want_counter(doc, run.path("b.dat"), "posix", "write", (EXEC_M, EXEC_M * 200, 0), problems)
+    for name in ("a.dat", "b.dat"):
+        ranks = (file_entry(doc, run.path(name)) or {}).get("ranks")
+        if ranks != [0]:
+            problems.append(f"{name}: ranks {ranks}")
+    if doc["rejected"] or any(p["missing_seqs"] or p["duplicate_frames"] for p in images):
+        problems.append("frames rejected, missing or duplicated")
+    check(not problems, "; ".join(problems))
+
+
 TESTS = {
     "errno_table": test_errno_table,
     "signals": test_signals,
@@ -420,6 +577,9 @@ TESTS = {
     "collector_restarted": test_collector_restarted,
     "fatal_signals": test_fatal_signals,
     "closed_fds": test_closed_fds,
+    "sites": test_sites,
+    "aio": test_aio,
+    "exec": test_exec,
 }
 
 

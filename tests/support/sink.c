@@ -264,6 +264,14 @@ static enum iop_err take_events(struct sink *s, struct sink_proc *p, const struc
 		c->v.e_err += (ev->flags & IOP_EV_ERROR) != 0;
 		if (iop_hist_record(&s->lat[ev->layer], ev->dur_ns) == IOP_ERR_NOMEM)
 			return IOP_ERR_NOMEM; /* INVAL: a bucket is full; the count says it */
+		uint64_t skey = cell_key(ev->site, ev->layer, cls);
+		struct sink_site *site = sink_table_find(&p->sites, skey);
+		if (!site)
+			return IOP_ERR_NOMEM;
+		site->key = skey;
+		site->ops++;
+		site->bytes += bytes;
+		site->errors += (ev->flags & IOP_EV_ERROR) != 0;
 		if (take_nesting(p, ev, bytes) != IOP_OK)
 			return IOP_ERR_NOMEM;
 		if (ev->end_ns > *last_end)
@@ -311,23 +319,42 @@ static bool take_header(struct sink *s, struct sink_proc *p, const struct iop_fr
 	s->frames++;
 	if (h->flags & IOP_FRAME_FINAL) {
 		p->final = true;
+		p->final_seq = h->seq;
+		p->final_base = h->base_ns;
 		s->final_frames++;
 	}
 	return true;
 }
 
-static enum iop_err take_frame(struct sink *s, const struct iop_frame_out *o)
+/* The process image a frame belongs to (see sink.h); NULL when out of
+ * memory. */
+static struct sink_proc *image_of(struct sink *s, const struct iop_frame_hdr *h)
 {
-	const struct iop_frame_hdr *h = &o->frame.hdr;
-	struct sink_proc *p = sink_table_find(&s->procs, (uint64_t)h->node_id << 32 | h->pid);
-	enum iop_err err;
-	if (!p)
-		return IOP_ERR_NOMEM;
+	uint64_t who = (uint64_t)h->node_id << 32 | h->pid;
+	uint32_t at = sink_map_get(&s->images, who);
+	struct sink_proc *p = at ? sink_table_at(&s->procs, at - 1) : NULL;
+	if (p && !(p->final && h->seq <= p->final_seq && h->base_ns > p->final_base))
+		return p;
+	uint32_t image = p ? p->image + 1 : 0;
+	if (s->procs.n >= UINT32_MAX - 1 || !(p = sink_table_find(&s->procs, s->procs.n)) ||
+	    sink_map_put(&s->images, who, (uint32_t)s->procs.n) != IOP_OK)
+		return NULL;
 	p->node_id = h->node_id;
 	p->pid = h->pid;
+	p->image = image;
 	p->cells.size = sizeof(struct sink_cell);
 	p->calls.size = sizeof(struct sink_call);
 	p->names.size = sizeof(struct sink_name);
+	p->sites.size = sizeof(struct sink_site);
+	return p;
+}
+
+static enum iop_err take_frame(struct sink *s, const struct iop_frame_out *o)
+{
+	struct sink_proc *p = image_of(s, &o->frame.hdr);
+	enum iop_err err;
+	if (!p)
+		return IOP_ERR_NOMEM;
 	if (!take_header(s, p, o, &err))
 		return err;
 	uint64_t last_end = 0;
@@ -563,8 +590,10 @@ static void sink_free(struct sink *s)
 		sink_table_free(&p->cells);
 		sink_table_free(&p->calls);
 		sink_table_free(&p->names);
+		sink_table_free(&p->sites);
 		sink_map_free(&p->seqs);
 	}
+	sink_map_free(&s->images);
 	for (size_t i = 0; i < s->files.n; i++) {
 		struct sink_file *f = sink_table_at(&s->files, i);
 		free(f->path);

@@ -2,11 +2,16 @@
  * intake) and its report writer (sink_json.c: totals per file, rank and
  * layer, nesting, JSON). Internal to the tool: nothing else includes it.
  *
- * Everything is kept per process, identified by (node_id, pid), exactly as
- * frames carry it: names map that process's small ids to files, counters
- * are the latest cumulative value per (file id, layer, class), events are
- * summed per the same key. Ids are resolved to paths only when the report
- * is written, so a name that arrives after its first use still counts. */
+ * Everything is kept per process image, identified by (node_id, pid) as
+ * frames carry it, and by the exec that started it: after a FINAL frame, a
+ * frame of the same pid whose seq is not above the FINAL's and whose time
+ * base is later is a new image (the program exec'd another, whose shim
+ * counts from seq 0 again); a later seq is the same image (its exec failed).
+ * Names map an image's small ids to files, counters are the latest
+ * cumulative value per (file id, layer, class), events are summed per the
+ * same key and per call site. Ids are resolved to paths only when the
+ * report is written, so a name that arrives after its first use still
+ * counts. */
 #ifndef IOP_SINK_H
 #define IOP_SINK_H
 
@@ -61,15 +66,25 @@ struct sink_name {
 	uint32_t file; /* index in sink.files */
 };
 
+/* Events at one (site id, layer, class) of a process image;
+ * key = id << 4 | layer << 2 | class. */
+struct sink_site {
+	uint64_t key;
+	uint64_t ops, bytes, errors;
+};
+
 struct sink_proc {
 	uint32_t node_id, pid, rank;
+	uint32_t image; /* 0, then 1, 2 ... for the programs it exec'd */
 	uint64_t frames, dup_frames, first_seq, last_seq;
+	uint64_t final_seq, final_base; /* of its latest FINAL frame */
 	bool final;
 	struct iop_stats stats; /* from the frame of the highest seq */
 	uint64_t children, parents;
 	struct sink_table cells; /* struct sink_cell */
 	struct sink_table calls; /* struct sink_call, by call_id */
 	struct sink_table names; /* struct sink_name, by id */
+	struct sink_table sites; /* struct sink_site */
 	struct sink_map seqs;    /* seqs seen */
 };
 
@@ -96,7 +111,8 @@ struct sink {
 	struct sink_opts opt;
 	struct iop_key key;
 	struct iop_frame_out out; /* decode arrays, grown to the largest frame */
-	struct sink_table procs;  /* struct sink_proc, by node_id << 32 | pid */
+	struct sink_table procs;  /* struct sink_proc, by order of arrival */
+	struct sink_map images;   /* node_id << 32 | pid -> its latest image's index + 1 */
 	struct sink_table files;  /* struct sink_file */
 	uint64_t frames, final_frames, events, dup_frames;
 	uint64_t rejected[IOP_ERR__COUNT], n_rejected;

@@ -1,9 +1,11 @@
 /* iop-sink's report (see sink.c for the tool, sink.h for its state): after
  * the last frame, each process's ids are resolved to paths through its own
  * names, its latest counters and its event sums are added up per file, per
- * rank and per layer, its calls are matched parent to children, and all of
- * it becomes one JSON document (jansson). Only non-zero classes and
- * non-empty layers are written, so a test can compare two trees key by key.
+ * rank and per layer, its events per call site (job-wide, by site name),
+ * its calls are matched parent to children, and all of it becomes one JSON
+ * document (jansson). Only non-zero classes and non-empty layers are
+ * written, so a test can compare two trees key by key. Files are in
+ * "files", call sites in "sites".
  *
  * jansson reports running out of memory by returning NULL or -1 from deep
  * inside the builders; they note it in json_oom and carry on, and the
@@ -29,6 +31,7 @@ struct totals {
 	struct sink_table ranks; /* struct rank_tally, by rank */
 	uint64_t *unknown_ids;   /* per process */
 	uint64_t children, parents, linked, orphans, ops_mismatch, bytes_mismatch;
+	uint64_t unnamed_site_events; /* events with site 0 or an id never named */
 };
 
 static bool json_oom;
@@ -137,6 +140,30 @@ static enum iop_err total_names(struct sink *s, size_t pi)
 	return IOP_OK;
 }
 
+/* Events per site name: a site's row is its name's sink_file, whose event
+ * sums (e_*) hold them. */
+static enum iop_err total_sites(struct sink *s, struct totals *t, size_t pi)
+{
+	const struct sink_proc *p = sink_table_at(&s->procs, pi);
+	for (size_t i = 0; i < p->sites.n; i++) {
+		const struct sink_site *c = sink_table_at(&p->sites, i);
+		uint32_t id = (uint32_t)(c->key >> 4);
+		unsigned l = (c->key >> 2) & 3, k = c->key & 3;
+		const struct sink_name *n = id ? sink_table_get(&p->names, id) : NULL;
+		struct sink_file *f = n ? sink_table_at(&s->files, n->file) : NULL;
+		if (!f || f->kind != IOP_NAME_SITE) {
+			t->unnamed_site_events += c->ops;
+			continue;
+		}
+		f->t.v[l][k].e_ops += c->ops;
+		f->t.v[l][k].e_bytes += c->bytes;
+		f->t.v[l][k].e_err += c->errors;
+		if (file_add_rank(f, pi, p->rank) != IOP_OK)
+			return IOP_ERR_NOMEM;
+	}
+	return IOP_OK;
+}
+
 static void total_nesting(const struct sink_proc *p, struct totals *t)
 {
 	t->children += p->children;
@@ -163,6 +190,8 @@ static enum iop_err total(struct sink *s, struct totals *t)
 		enum iop_err err = total_cells(s, t, pi);
 		if (err == IOP_OK)
 			err = total_names(s, pi);
+		if (err == IOP_OK)
+			err = total_sites(s, t, pi);
 		if (err != IOP_OK)
 			return err;
 		total_nesting(sink_table_at(&s->procs, pi), t);
@@ -221,7 +250,9 @@ static int cmp_proc(const void *a, const void *b, void *ctx)
 		return p->rank < q->rank ? -1 : 1;
 	if (p->node_id != q->node_id)
 		return p->node_id < q->node_id ? -1 : 1;
-	return p->pid < q->pid ? -1 : p->pid > q->pid;
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	return p->image < q->image ? -1 : p->image > q->image;
 }
 
 static int cmp_file(const void *a, const void *b, void *ctx)
@@ -264,14 +295,14 @@ static json_t *process_json(const struct sink_proc *p, uint64_t unknown_ids)
 	/* seqs first..last hold frames distinct ones: the rest are missing
 	 * (written so that a span of 2^64 cannot wrap) */
 	uint64_t missing = p->frames ? (p->last_seq - p->first_seq) - (p->frames - 1) : 0;
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:{s:I,s:I,s:I,s:I},s:I}", "node_id",
-	                 num(p->node_id), "pid", num(p->pid), "rank", num(p->rank), "frames",
-	                 num(p->frames), "first_seq", num(p->first_seq), "last_seq",
-	                 num(p->last_seq), "missing_seqs", num(missing), "duplicate_frames",
-	                 num(p->dup_frames), "final", p->final, "stats", "events",
-	                 num(p->stats.events), "dropped", num(p->stats.dropped), "shim_ns",
-	                 num(p->stats.shim_ns), "send_failures", num(p->stats.send_failures),
-	                 "unknown_ids", num(unknown_ids));
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:{s:I,s:I,s:I,s:I},s:I}",
+	                 "node_id", num(p->node_id), "pid", num(p->pid), "image", num(p->image),
+	                 "rank", num(p->rank), "frames", num(p->frames), "first_seq",
+	                 num(p->first_seq), "last_seq", num(p->last_seq), "missing_seqs",
+	                 num(missing), "duplicate_frames", num(p->dup_frames), "final", p->final,
+	                 "stats", "events", num(p->stats.events), "dropped", num(p->stats.dropped),
+	                 "shim_ns", num(p->stats.shim_ns), "send_failures",
+	                 num(p->stats.send_failures), "unknown_ids", num(unknown_ids));
 }
 
 static json_t *processes_json(struct sink *s, const struct totals *t)
@@ -286,18 +317,20 @@ static json_t *processes_json(struct sink *s, const struct totals *t)
 }
 
 /* Paths are bytes; JSON strings are UTF-8. A path that is not valid UTF-8
- * has its non-ASCII bytes written as '?' (and says so). */
+ * has its non-ASCII bytes written as '?' (and says so). A site's text is
+ * its "name". */
 static void set_path(json_t *o, const struct sink_file *f)
 {
+	const char *key = f->kind == IOP_NAME_SITE ? "name" : "path";
 	json_t *str = json_stringn(f->path, f->len);
 	if (str) {
-		set(o, "path", str);
+		set(o, key, str);
 		return;
 	}
 	char *copy = strndup(f->path, f->len);
 	for (size_t i = 0; copy && i < f->len; i++)
 		copy[i] = (unsigned char)copy[i] < 0x80 ? copy[i] : '?';
-	set(o, "path", copy ? json_stringn(copy, f->len) : NULL);
+	set(o, key, copy ? json_stringn(copy, f->len) : NULL);
 	set(o, "path_lossy", json_true());
 	free(copy);
 }
@@ -311,7 +344,8 @@ static json_t *file_json(struct sink_file *f)
 	set_path(o, f);
 	set(o, "kind", json_string(f->kind < 5 ? kinds[f->kind] : "?"));
 	set(o, "hash", json_string(hash));
-	set(o, "counters", tally_json(&f->t, V_COUNTERS));
+	if (f->kind != IOP_NAME_SITE) /* sites have events only */
+		set(o, "counters", tally_json(&f->t, V_COUNTERS));
 	set(o, "events", tally_json(&f->t, V_EVENTS));
 	qsort(f->ranks, f->n_ranks, sizeof *f->ranks, cmp_u32);
 	for (size_t i = 0; i < f->n_ranks; i++)
@@ -321,12 +355,16 @@ static json_t *file_json(struct sink_file *f)
 	return o;
 }
 
-static json_t *files_json(struct sink *s)
+/* Names of the kind sites (want_sites) or of every other kind. */
+static json_t *files_json(struct sink *s, bool want_sites)
 {
 	json_t *a = json_array();
 	size_t *idx = sorted(&s->files, cmp_file);
-	for (size_t i = 0; idx && i < s->files.n; i++)
-		append(a, file_json(sink_table_at(&s->files, idx[i])));
+	for (size_t i = 0; idx && i < s->files.n; i++) {
+		struct sink_file *f = sink_table_at(&s->files, idx[i]);
+		if ((f->kind == IOP_NAME_SITE) == want_sites)
+			append(a, file_json(f));
+	}
 	json_oom |= !idx;
 	free(idx);
 	return a;
@@ -380,7 +418,9 @@ static json_t *report(struct sink *s, struct totals *t)
 	set(o, "events", json_integer(num(s->events)));
 	set(o, "rejected", rejected_json(s));
 	set(o, "processes", processes_json(s, t));
-	set(o, "files", files_json(s));
+	set(o, "files", files_json(s, false));
+	set(o, "sites", files_json(s, true));
+	set(o, "unnamed_site_events", json_integer(num(t->unnamed_site_events)));
 	set(o, "ranks", ranks_json(t));
 	set(o, "layers", tally_json(&t->layers, V_LAYERS));
 	set(o, "nesting",
