@@ -112,8 +112,9 @@ enum iop_err rec_open(struct rec_io *io, struct rec_reader **out, char *why, siz
 
 void rec_reader_close(struct rec_reader *r);
 
-/* The META frame's JSON (not NUL-terminated), read at open; IOP_ERR_NOT_FOUND
- * when the first frame is not an intact META frame. Valid until close. */
+/* The META frame's JSON, len bytes (and a NUL after them), read at open;
+ * IOP_ERR_NOT_FOUND when the first frame is not an intact META frame. Valid
+ * until close. */
 enum iop_err rec_meta(const struct rec_reader *r, const char **json, size_t *len);
 
 struct rec_frame {
@@ -159,7 +160,8 @@ struct rec_info {
 	uint64_t frames_total;
 	uint64_t keyframes;
 	bool clean;          /* END was found: the writer closed the file */
-	bool truncated;      /* no END: the writer was killed or the disk filled */
+	bool truncated;      /* no END: the writer was killed, the disk filled, or it
+	                        is still writing (the reader sees the size at open) */
 	uint64_t tail_bytes; /* bytes of an incomplete frame at the end */
 	uint64_t corrupt;    /* damaged regions skipped (so far, unless verified) */
 	uint64_t corrupt_bytes;
@@ -184,12 +186,13 @@ struct rec_index_entry {
 
 /* The time index, in file order: every META, NAMES, ALERT and KEYFRAME frame
  * and every Nth other frame (unless it had to be thinned past REC_INDEX_MAX
- * entries). From END, or built by scanning. Valid until close. */
+ * entries). From END, or built by scanning. Valid until rec_verify() or close. */
 enum iop_err rec_index(struct rec_reader *r, const struct rec_index_entry **entries, size_t *n);
 
 /* Reads the frame at offset (an index entry's) into f, as rec_next() does,
- * without moving the reader: IOP_ERR_MALFORMED when no intact frame starts
- * there. Lets a replay load the NAMES frames before a seek point. */
+ * without moving the reader: IOP_ERR_MALFORMED when no intact frame (or an
+ * END) starts there, IOP_ERR_TRUNCATED when the file ends inside it. Lets a
+ * replay load the NAMES frames before a seek point. */
 enum iop_err rec_read_at(struct rec_reader *r, uint64_t offset, struct rec_frame *f, void *buf,
                          size_t cap);
 
