@@ -13,9 +13,9 @@
  * Reader: rec_open() checks the header, rec_next() returns the frames in
  * file order, rec_seek_time() / rec_seek_fraction() position at the last
  * KEYFRAME at or before a time. A file cut short reads up to its last whole
- * frame; a damaged frame is skipped (resynchronising on the next frame's
- * sync marker), counted and logged. Allocation is bounded whatever the file
- * says: no payload over REC_PAYLOAD_MAX, no index over REC_INDEX_MAX.
+ * frame; a damaged frame is skipped (whole when its header is intact, else
+ * by resynchronising on the next sync marker), counted and logged. Allocation is bounded whatever
+ * the file says: no payload over REC_PAYLOAD_MAX, no index over REC_INDEX_MAX.
  *
  * Not thread-safe: one writer or reader, one thread at a time. */
 #ifndef REC_H
