@@ -70,9 +70,11 @@ enum iop_err rec_writer_open(struct rec_io *io, const struct rec_writer_opts *op
 
 /* Appends one frame: type META to KEYFRAME (END is rec_close's), time_ns
  * (nanoseconds since the epoch), len bytes of payload (0 is fine). The
- * sequence number is the writer's count of frames. Errors: IOP_ERR_INVAL (bad
- * type), IOP_ERR_OVERSIZED (len > REC_PAYLOAD_MAX; the writer stays usable),
- * or the writer's failure (IOP_ERR_IO, IOP_ERR_NOMEM), which is sticky. */
+ * sequence number is the writer's count of frames. Keep times nondecreasing
+ * (seeking assumes it). Errors that leave the writer usable: IOP_ERR_INVAL
+ * (bad type), IOP_ERR_OVERSIZED (len > REC_PAYLOAD_MAX), IOP_ERR_NOMEM (no
+ * room to build the frame). A failed append (IOP_ERR_IO) is sticky: every
+ * later call returns it and nothing more is written. */
 enum iop_err rec_write(struct rec_writer *w, enum rec_type type, uint64_t time_ns,
                        const void *payload, size_t len);
 
