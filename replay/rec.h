@@ -13,9 +13,9 @@
  * Reader: rec_open() checks the header, rec_next() returns the frames in
  * file order, rec_seek_time() / rec_seek_fraction() position at the last
  * KEYFRAME at or before a time. A file cut short reads up to its last whole
- * frame; a damaged frame is skipped (resynchronising on the next frame's
- * sync marker), counted and logged. Allocation is bounded whatever the file
- * says: no payload over REC_PAYLOAD_MAX, no index over REC_INDEX_MAX.
+ * frame; a damaged frame is skipped (whole when its header is intact, else
+ * by resynchronising on the next sync marker), counted and logged. Allocation is bounded whatever
+ * the file says: no payload over REC_PAYLOAD_MAX, no index over REC_INDEX_MAX.
  *
  * Not thread-safe: one writer or reader, one thread at a time. */
 #ifndef REC_H
@@ -70,9 +70,11 @@ enum iop_err rec_writer_open(struct rec_io *io, const struct rec_writer_opts *op
 
 /* Appends one frame: type META to KEYFRAME (END is rec_close's), time_ns
  * (nanoseconds since the epoch), len bytes of payload (0 is fine). The
- * sequence number is the writer's count of frames. Errors: IOP_ERR_INVAL (bad
- * type), IOP_ERR_OVERSIZED (len > REC_PAYLOAD_MAX; the writer stays usable),
- * or the writer's failure (IOP_ERR_IO, IOP_ERR_NOMEM), which is sticky. */
+ * sequence number is the writer's count of frames. Keep times nondecreasing
+ * (seeking assumes it). Errors that leave the writer usable: IOP_ERR_INVAL
+ * (bad type), IOP_ERR_OVERSIZED (len > REC_PAYLOAD_MAX), IOP_ERR_NOMEM (no
+ * room to build the frame). A failed append (IOP_ERR_IO) is sticky: every
+ * later call returns it and nothing more is written. */
 enum iop_err rec_write(struct rec_writer *w, enum rec_type type, uint64_t time_ns,
                        const void *payload, size_t len);
 
@@ -112,8 +114,9 @@ enum iop_err rec_open(struct rec_io *io, struct rec_reader **out, char *why, siz
 
 void rec_reader_close(struct rec_reader *r);
 
-/* The META frame's JSON (not NUL-terminated), read at open; IOP_ERR_NOT_FOUND
- * when the first frame is not an intact META frame. Valid until close. */
+/* The META frame's JSON, len bytes (and a NUL after them), read at open;
+ * IOP_ERR_NOT_FOUND when the first frame is not an intact META frame. Valid
+ * until close. */
 enum iop_err rec_meta(const struct rec_reader *r, const char **json, size_t *len);
 
 struct rec_frame {
@@ -159,7 +162,8 @@ struct rec_info {
 	uint64_t frames_total;
 	uint64_t keyframes;
 	bool clean;          /* END was found: the writer closed the file */
-	bool truncated;      /* no END: the writer was killed or the disk filled */
+	bool truncated;      /* no END: the writer was killed, the disk filled, or it
+	                        is still writing (the reader sees the size at open) */
 	uint64_t tail_bytes; /* bytes of an incomplete frame at the end */
 	uint64_t corrupt;    /* damaged regions skipped (so far, unless verified) */
 	uint64_t corrupt_bytes;
@@ -184,12 +188,13 @@ struct rec_index_entry {
 
 /* The time index, in file order: every META, NAMES, ALERT and KEYFRAME frame
  * and every Nth other frame (unless it had to be thinned past REC_INDEX_MAX
- * entries). From END, or built by scanning. Valid until close. */
+ * entries). From END, or built by scanning. Valid until rec_verify() or close. */
 enum iop_err rec_index(struct rec_reader *r, const struct rec_index_entry **entries, size_t *n);
 
 /* Reads the frame at offset (an index entry's) into f, as rec_next() does,
- * without moving the reader: IOP_ERR_MALFORMED when no intact frame starts
- * there. Lets a replay load the NAMES frames before a seek point. */
+ * without moving the reader: IOP_ERR_MALFORMED when no intact frame (or an
+ * END) starts there, IOP_ERR_TRUNCATED when the file ends inside it. Lets a
+ * replay load the NAMES frames before a seek point. */
 enum iop_err rec_read_at(struct rec_reader *r, uint64_t offset, struct rec_frame *f, void *buf,
                          size_t cap);
 

@@ -358,6 +358,40 @@ static void forged_frames(void **state)
 	free(s.data);
 }
 
+/* Forged headers one after the other, each claiming the rest of the file
+ * with a payload checksum that does not match: the first is skipped whole,
+ * so the reader checksums the file once, not once per header. */
+static void nested_forgeries(void **state)
+{
+	enum { N = 20000 };
+	size_t len = REC_FILE_HDR_LEN + (size_t)N * REC_FRAME_HDR_LEN;
+	uint8_t *data = calloc(1, len);
+	assert_non_null(data);
+	struct rec_file_hdr fh = {.version = REC_VERSION, .job_id = 1, .created_ns = T0};
+	rec_file_hdr_encode(data, &fh);
+	for (size_t i = 0; i < N; i++) {
+		uint64_t off = REC_FILE_HDR_LEN + i * REC_FRAME_HDR_LEN;
+		uint32_t rest = (uint32_t)(len - off - REC_FRAME_HDR_LEN);
+		struct rec_frame_hdr h = {.type = REC_DELTA,
+		                          .stored_len = rest,
+		                          .raw_len = rest,
+		                          .time_ns = T0 + i,
+		                          .payload_check = 12345};
+		rec_frame_hdr_encode(data + off, &h);
+	}
+	struct rec_io *io;
+	struct rec_reader *r = test_open(data, len, &io);
+	struct rec_frame f;
+	assert_int_equal(rec_next(r, &f, NULL, 0), IOP_ERR_NOT_FOUND);
+	struct rec_info info;
+	assert_int_equal(rec_info(r, &info), IOP_OK);
+	assert_int_equal(info.corrupt, 1);
+	assert_int_equal(info.frames_total, 0);
+	assert_int_equal(info.tail_bytes, 0);
+	test_close(r, io);
+	free(data);
+}
+
 /* More damaged frames than the log holds: all counted, the first logged. */
 static void damage_log_overflow(void **state)
 {
@@ -411,7 +445,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(cut_at_every_byte),       cmocka_unit_test(bit_flip_anywhere),
 	    cmocka_unit_test(full_disk_at_every_byte), cmocka_unit_test(forged_frames),
-	    cmocka_unit_test(damage_log_overflow),
+	    cmocka_unit_test(damage_log_overflow),     cmocka_unit_test(nested_forgeries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

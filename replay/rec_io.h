@@ -20,7 +20,8 @@ struct rec_io;
 /* --- backends ---------------------------------------------------------------- */
 
 /* A new file for writing (created, or truncated if it exists; mode 0666
- * before umask), opened O_APPEND and readable too. */
+ * before umask), opened O_APPEND and readable too. On failure (IOP_ERR_IO,
+ * IOP_ERR_NOT_FOUND) errno is open(2)'s. */
 enum iop_err rec_io_file_create(const char *path, struct rec_io **out);
 
 /* An existing file, read-only: appends fail with IOP_ERR_STATE. */

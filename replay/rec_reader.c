@@ -223,10 +223,8 @@ enum iop_err rec_next(struct rec_reader *r, struct rec_frame *f, void *buf, size
 		}
 		if (err != IOP_OK)
 			return err;
-		f->skipped++;
-		r->pos = rec_resync(r, fd.off + 1, &err);
-		if (err != IOP_OK)
-			return err;
+		f->skipped++; /* an intact frame around a bad payload: skipped whole */
+		r->pos = fd.off + rec_frame_len(&fd.h);
 	}
 	return IOP_ERR_NOT_FOUND;
 }
@@ -258,7 +256,7 @@ static enum iop_err scan(struct rec_reader *r)
 		}
 		if (err != IOP_OK)
 			break;
-		off = rec_resync(r, fd.off + 1, &err);
+		off = fd.off + rec_frame_len(&fd.h);
 	}
 	if (err != IOP_OK) {
 		rec_index_free(&x);

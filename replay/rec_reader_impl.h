@@ -59,17 +59,16 @@ int rec_frame_at(struct rec_reader *r, uint64_t off, struct rec_found *f, enum i
 
 /* The next intact frame at or after off, skipping (and logging) damage:
  * true with *f, false at the end of the data (r->tail_bytes then says how
- * much of an incomplete frame was left). *skipped counts damaged regions. */
+ * much of an incomplete frame was left). *skipped counts damaged regions.
+ * A frame whose header is intact but whose payload is not is skipped whole
+ * (its length is covered by the header's checksum); any other damage is
+ * skipped by looking for the next sync marker from the byte after its start. */
 bool rec_walk(struct rec_reader *r, uint64_t off, struct rec_found *f, uint32_t *skipped,
               enum iop_err *err);
 
 /* Logs a damaged region once (by offset), however many times it is met. */
 void rec_note_damage(struct rec_reader *r, uint64_t off, uint64_t bytes, enum rec_damage_kind kind,
                      const struct rec_frame_hdr *h);
-
-/* The first sync marker (or, in the last bytes, a prefix of one) at or
- * after off; the file size when there is none. */
-uint64_t rec_resync(struct rec_reader *r, uint64_t off, enum iop_err *err);
 
 /* A compressed frame's zstd header declares the size its frame header does. */
 bool rec_zstd_size_ok(const struct rec_found *f);

@@ -1,7 +1,8 @@
 /* Finding intact frames in a recording's bytes: a read window over the
  * stream, the per-frame checks (sync, header checksum, fields, payload
- * checksum, decompression) and resynchronisation after damage, which looks
- * for the next sync marker from the byte after the damaged frame's start.
+ * checksum, decompression) and getting past damage: a frame with an intact
+ * header is skipped whole, anything else by looking for the next sync
+ * marker from the byte after the damage starts.
  * Whatever the bytes say, nothing is allocated past one window of at most
  * REC_FRAME_MAX bytes and one payload of at most REC_PAYLOAD_MAX. */
 #include <stdlib.h>
@@ -64,7 +65,9 @@ int rec_frame_at(struct rec_reader *r, uint64_t off, struct rec_found *f, enum i
 	return 0;
 }
 
-uint64_t rec_resync(struct rec_reader *r, uint64_t off, enum iop_err *err)
+/* The first sync marker (or, in the last bytes, a prefix of one) at or
+ * after off; the file size when there is none. */
+static uint64_t resync(struct rec_reader *r, uint64_t off, enum iop_err *err)
 {
 	while (off < r->size) {
 		size_t avail;
@@ -120,6 +123,16 @@ void rec_note_damage(struct rec_reader *r, uint64_t off, uint64_t bytes, enum re
 	r->corrupt_bytes += bytes;
 }
 
+/* The last bytes of the file are a trailer, and begin at off. */
+static bool is_trailer(struct rec_reader *r, uint64_t off, enum iop_err *err)
+{
+	struct rec_trailer t;
+	size_t avail;
+	const uint8_t *p =
+	    r->size - off == REC_TRAILER_LEN ? fetch(r, off, REC_TRAILER_LEN, &avail, err) : NULL;
+	return p && avail == REC_TRAILER_LEN && rec_trailer_decode(p, &t);
+}
+
 /* A frame cut by the end of the file is how a killed writer leaves its
  * last one; the same in the middle of the file (an intact frame follows
  * somewhere) is damage, a length that cannot be. */
@@ -138,13 +151,20 @@ bool rec_walk(struct rec_reader *r, uint64_t off, struct rec_found *f, uint32_t 
 		}
 		if (st == 0)
 			return true;
+		if (st == REC_DMG_NO_SYNC && is_trailer(r, off, err)) { /* after a damaged END */
+			r->tail_bytes = cut != UINT64_MAX ? off - cut : 0;
+			return false;
+		}
 		if (st == REC_FRAME_HDR_SHORT) {
 			r->tail_bytes = r->size - (cut != UINT64_MAX ? cut
 			                           : off < r->size   ? off
 			                                             : r->size);
 			return false;
 		}
-		uint64_t next = rec_resync(r, off + 1, err);
+		/* whole-frame skips also keep a forged file from making the reader
+		 * checksum the same bytes again and again */
+		uint64_t next = st == REC_DMG_PAYLOAD_CHECK ? off + rec_frame_len(&f->h)
+		                                            : resync(r, off + 1, err);
 		if (*err != IOP_OK)
 			return false;
 		if (st == REC_FRAME_CUT) {

@@ -155,8 +155,8 @@ enum iop_err rec_write(struct rec_writer *w, enum rec_type type, uint64_t time_n
 		return IOP_ERR_OVERSIZED;
 	size_t frame_len;
 	enum iop_err err = build_frame(w, 0, type, time_ns, payload, len, &frame_len);
-	if (err != IOP_OK)
-		return fail(w, err);
+	if (err != IOP_OK) /* out of memory before anything went out: not a failed file */
+		return err;
 	err = emit(w, frame_len, 0, type, time_ns);
 	if (err == IOP_OK)
 		w->payload_bytes += len;
