@@ -81,8 +81,8 @@ static bool measure_small(const struct rule_rt *rt, const struct lc_sum *d, stru
 	c->value = (double)d->small_ops / (double)d->ops;
 	c->baseline = mean_bytes(d->bytes, d->ops);
 	char calls[16], mean[24];
-	fmt_count(calls, sizeof(calls), (double)d->ops);
-	fmt_bytes(mean, sizeof(mean), c->baseline);
+	coll_fmt_count(calls, sizeof(calls), (double)d->ops);
+	coll_fmt_bytes(mean, sizeof(mean), c->baseline);
 	fmt_text(c->detail, sizeof(c->detail),
 	         "%.0f%% of %s data calls under 64 KiB (mean %s per call)", 100 * c->value, calls,
 	         mean);
@@ -110,8 +110,8 @@ static bool measure_random(const struct rule_rt *rt, const struct lc_sum *d, str
 	c->value = 1 - (double)seq / (double)d->off_ops;
 	c->baseline = mean;
 	char calls[16], size[24];
-	fmt_count(calls, sizeof(calls), (double)d->off_ops);
-	fmt_bytes(size, sizeof(size), mean);
+	coll_fmt_count(calls, sizeof(calls), (double)d->off_ops);
+	coll_fmt_bytes(size, sizeof(size), mean);
 	fmt_text(c->detail, sizeof(c->detail),
 	         "%.0f%% of %s data calls not where the previous one ended (mean %s)",
 	         100 * c->value, calls, size);
@@ -149,9 +149,9 @@ enum iop_err judge_metadata(struct coll_alerts *a, const struct rule_rt *rt)
 	struct cond c;
 	job_cond(&c, COLL_ALERT_METADATA, (double)meta_ns / (double)all_ns, secs(all_ns));
 	char calls[16], meta[16], all[16];
-	fmt_count(calls, sizeof(calls), (double)meta_ops);
-	fmt_secs(meta, sizeof(meta), secs(meta_ns));
-	fmt_secs(all, sizeof(all), secs(all_ns));
+	coll_fmt_count(calls, sizeof(calls), (double)meta_ops);
+	coll_fmt_secs(meta, sizeof(meta), secs(meta_ns));
+	coll_fmt_secs(all, sizeof(all), secs(all_ns));
 	fmt_text(c.detail, sizeof(c.detail),
 	         "%.0f%% of I/O time in metadata calls (open, stat, sync, ...): %s of %s, %s calls",
 	         100 * c.value, meta, all, calls);
@@ -173,7 +173,7 @@ enum iop_err judge_stdio_share(struct coll_alerts *a, const struct rule_rt *rt)
 	struct cond c;
 	job_cond(&c, COLL_ALERT_STDIO_SHARE, (double)stdio / (double)total, (double)total);
 	char all[24];
-	fmt_bytes(all, sizeof(all), (double)total);
+	coll_fmt_bytes(all, sizeof(all), (double)total);
 	fmt_text(c.detail, sizeof(c.detail),
 	         "STDIO moved %.0f%% of %s of data (fread, fwrite, ...)", 100 * c.value, all);
 	return alerts_report(a, rt, &c);
@@ -196,8 +196,8 @@ enum iop_err judge_no_collective(struct coll_alerts *a, const struct rule_rt *rt
 	job_cond(&c, COLL_ALERT_NO_COLLECTIVE, 1 - (double)coll / (double)d.ops, (double)d.ops);
 	c.shown_layer = IOP_LAYER_MPIIO;
 	char calls[16], moved[24];
-	fmt_count(calls, sizeof(calls), (double)d.ops);
-	fmt_bytes(moved, sizeof(moved), (double)d.bytes);
+	coll_fmt_count(calls, sizeof(calls), (double)d.ops);
+	coll_fmt_bytes(moved, sizeof(moved), (double)d.bytes);
 	fmt_text(c.detail, sizeof(c.detail),
 	         "%.0f%% of %s MPI-IO data calls (%s) by %llu ranks are independent, "
 	         "none collective",
@@ -218,8 +218,8 @@ static bool measure_fragments(const struct rule_rt *rt, const struct lc_sum *d, 
 	c->value = (double)d->child_ops / (double)d->ops;
 	c->baseline = child_mean;
 	char calls[16], size[24];
-	fmt_count(calls, sizeof(calls), (double)d->ops);
-	fmt_bytes(size, sizeof(size), child_mean);
+	coll_fmt_count(calls, sizeof(calls), (double)d->ops);
+	coll_fmt_bytes(size, sizeof(size), child_mean);
 	fmt_text(c->detail, sizeof(c->detail),
 	         "%.1f lower-layer calls per data call (%s calls, mean piece %s)", c->value, calls,
 	         size);
@@ -243,9 +243,9 @@ enum iop_err judge_monitor_loss(struct coll_alerts *a, const struct rule_rt *rt)
 	struct cond c;
 	job_cond(&c, COLL_ALERT_MONITOR_LOSS, (double)lost / (double)total, (double)total);
 	char all[16], dropped[16], late[16];
-	fmt_count(all, sizeof(all), (double)total);
-	fmt_count(dropped, sizeof(dropped), (double)ws.dropped);
-	fmt_count(late, sizeof(late), (double)ws.late);
+	coll_fmt_count(all, sizeof(all), (double)total);
+	coll_fmt_count(dropped, sizeof(dropped), (double)ws.dropped);
+	coll_fmt_count(late, sizeof(late), (double)ws.late);
 	fmt_text(c.detail, sizeof(c.detail),
 	         "monitor missed %.1f%% of %s events (%s dropped by the shims, %s late)",
 	         100 * c.value, all, dropped, late);

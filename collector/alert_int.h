@@ -13,6 +13,7 @@
 #define COLL_ALERT_INT_H
 
 #include "alerts.h"
+#include "units.h"
 #include "events.h"
 
 #define NL           IOP_LAYER__COUNT
@@ -197,9 +198,6 @@ COLL_ALERT_KINDS(X)
 /* alert_out.c: numbers as people read them */
 /* snprintf for messages, where cutting a long path or text short is fine */
 void fmt_text(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void fmt_bytes(char *buf, size_t len, double bytes); /* "12.0 MiB" */
-void fmt_secs(char *buf, size_t len, double s);      /* "850 us", "41 ms", "1.2 s" */
-void fmt_count(char *buf, size_t len, double n);     /* "950", "4.1k", "12M" */
 /* "file .../run/out.h5" cut to fit, the path from the name lookup. */
 void fmt_file(const struct coll_alerts *a, char *buf, size_t len, uint64_t file);
 

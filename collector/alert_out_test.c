@@ -203,18 +203,18 @@ static void test_numbers(void **state)
 		double x;
 		const char *want;
 	} cases[] = {
-	    {fmt_bytes, 512, "512 B"},
-	    {fmt_bytes, 1536, "1.5 KiB"},
-	    {fmt_bytes, 120.0 * 1048576, "120.0 MiB"},
-	    {fmt_secs, 850e-6, "850 us"},
-	    {fmt_secs, 4.04e-3, "4.0 ms"},
-	    {fmt_secs, 0.041, "41 ms"},
-	    {fmt_secs, 2.5, "2.5 s"},
-	    {fmt_secs, 42, "42 s"},
-	    {fmt_secs, 1800, "30 min"},
-	    {fmt_count, 950, "950"},
-	    {fmt_count, 4100, "4.1k"},
-	    {fmt_count, 12e6, "12.0M"},
+	    {coll_fmt_bytes, 512, "512 B"},
+	    {coll_fmt_bytes, 1536, "1.5 KiB"},
+	    {coll_fmt_bytes, 120.0 * 1048576, "120.0 MiB"},
+	    {coll_fmt_secs, 850e-6, "850 us"},
+	    {coll_fmt_secs, 4.04e-3, "4.0 ms"},
+	    {coll_fmt_secs, 0.041, "41 ms"},
+	    {coll_fmt_secs, 2.5, "2.5 s"},
+	    {coll_fmt_secs, 42, "42 s"},
+	    {coll_fmt_secs, 1800, "30 min"},
+	    {coll_fmt_count, 950, "950"},
+	    {coll_fmt_count, 4100, "4.1k"},
+	    {coll_fmt_count, 12e6, "12.0M"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char b[32];

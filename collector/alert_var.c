@@ -94,8 +94,8 @@ static enum iop_err straggler_group(struct coll_alerts *a, const struct rule_rt 
 			continue; /* more work per call, not a slower rank */
 		double ratio = p->per_call / ref;
 		char took[16], base[16];
-		fmt_secs(took, sizeof(took), p->per_call);
-		fmt_secs(base, sizeof(base), ref);
+		coll_fmt_secs(took, sizeof(took), p->per_call);
+		coll_fmt_secs(base, sizeof(base), ref);
 		struct cond c;
 		cond_init(&c, COLL_ALERT_STRAGGLER);
 		c.rank = p->rank;
@@ -178,8 +178,8 @@ enum iop_err judge_throughput_drop(struct coll_alerts *a, const struct rule_rt *
 			c.baseline = base;
 			layer_cls(c.subject, sizeof(c.subject), l, cls);
 			char now[24], was[24];
-			fmt_bytes(now, sizeof(now), rate);
-			fmt_bytes(was, sizeof(was), base);
+			coll_fmt_bytes(now, sizeof(now), rate);
+			coll_fmt_bytes(was, sizeof(was), base);
 			fmt_text(c.detail, sizeof(c.detail),
 			         "%s/s in calls = %.0f%% of baseline %s/s", now, 100 * rate / base,
 			         was);
@@ -233,9 +233,9 @@ static enum iop_err spike_row(struct coll_alerts *a, const struct rule_rt *rt,
 	} else {
 		fmt_text(c.subject, sizeof(c.subject), "%s", lc);
 	}
-	fmt_secs(now, sizeof(now), p99);
-	fmt_secs(was, sizeof(was), base);
-	fmt_count(calls, sizeof(calls), (double)cell->ops);
+	coll_fmt_secs(now, sizeof(now), p99);
+	coll_fmt_secs(was, sizeof(was), base);
+	coll_fmt_count(calls, sizeof(calls), (double)cell->ops);
 	fmt_text(c.detail, sizeof(c.detail), "p99 %s = %.1fx baseline %s (%s calls)", now, ratio,
 	         was, calls);
 	return alerts_report(a, rt, &c);
@@ -289,7 +289,7 @@ enum iop_err judge_hung_io(struct coll_alerts *a, const struct rule_rt *rt)
 		fmt_text(c.subject, sizeof(c.subject), "rank %u", r);
 		char lc[32], age[16];
 		layer_cls(lc, sizeof(lc), rs->oldest_layer, rs->oldest_cls);
-		fmt_secs(age, sizeof(age), c.value);
+		coll_fmt_secs(age, sizeof(age), c.value);
 		fmt_text(c.detail, sizeof(c.detail), "%s call in flight for %s", lc, age);
 		enum iop_err e = alerts_report(a, rt, &c);
 		if (e)
@@ -335,9 +335,9 @@ enum iop_err judge_imbalance(struct coll_alerts *a, const struct rule_rt *rt)
 	c.value = (double)max / ref;
 	c.baseline = others;
 	char moved[24], mean[24], span[16];
-	fmt_bytes(moved, sizeof(moved), (double)max);
-	fmt_bytes(mean, sizeof(mean), others);
-	fmt_secs(span, sizeof(span), secs(rt->win * a->tick_ns));
+	coll_fmt_bytes(moved, sizeof(moved), (double)max);
+	coll_fmt_bytes(mean, sizeof(mean), others);
+	coll_fmt_secs(span, sizeof(span), secs(rt->win * a->tick_ns));
 	if (ranks == 2)
 		fmt_text(c.detail, sizeof(c.detail),
 		         "rank %u moved %s in %s = %.1fx the other rank's %s", max_rank, moved,

@@ -236,7 +236,7 @@ static void emit(struct coll_alerts *a, struct ident *x, enum coll_alert_state s
 	                        .message = msg};
 	if (state == COLL_ALERT_END) {
 		char dur[32], rest[DETAIL_LEN + 64];
-		fmt_secs(dur, sizeof(dur),
+		coll_fmt_secs(dur, sizeof(dur),
 		         t_ns > x->start_ns ? (double)(t_ns - x->start_ns) / 1e9 : 0);
 		fmt_text(rest, sizeof(rest), "ended after %s, peak %s: %s", dur, sev_word(x->peak),
 		         x->peak_detail);

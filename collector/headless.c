@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "units.h"
 
 void coll_headless_init(struct coll_headless *h, FILE *jsonl, FILE *alerts, bool text)
 {
@@ -140,8 +141,8 @@ void coll_headless_status(struct coll_headless *h, const struct coll_state *s, u
 	struct tm tm;
 	localtime_r(&now, &tm);
 	strftime(when, sizeof when, "%H:%M:%S", &tm);
-	coll_fmt_bytes(rd / secs, r, sizeof r);
-	coll_fmt_bytes(wr / secs, w, sizeof w);
+	coll_fmt_bytes(r, sizeof r, rd / secs);
+	coll_fmt_bytes(w, sizeof w, wr / secs);
 	fprintf(stderr, "%s status: %u ranks live of %u, read %s/s, write %s/s, %llu in flight, %zu alerts\n",
 	        when, coll_state_ranks_live(s), coll_state_ranks_seen(s), r, w,
 	        (unsigned long long)inflight, h->n_alerts);

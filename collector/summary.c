@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "units.h"
 #include "frame.h"
 
 void coll_iso_time(uint64_t ns, char *buf, size_t len)
@@ -29,19 +30,6 @@ const char *coll_node_name(const struct coll_state *s, uint64_t node)
 	return NULL;
 }
 
-void coll_fmt_bytes(double b, char *buf, size_t len)
-{
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	int u = 0;
-	while (b >= 1024 && u < 5) {
-		b /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%.0f B", b);
-	else
-		snprintf(buf, len, "%.1f %s", b, unit[u]);
-}
 
 struct layer_sum {
 	uint64_t read_bytes, write_bytes, read_ops, write_ops, meta_ops, time_ns;
@@ -304,8 +292,8 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 	for (int i = 0; i < IOP_LAYER__COUNT; i++) {
 		if (!l[i].read_ops && !l[i].write_ops && !l[i].meta_ops)
 			continue;
-		coll_fmt_bytes((double)l[i].read_bytes, rd, sizeof rd);
-		coll_fmt_bytes((double)l[i].write_bytes, wr, sizeof wr);
+		coll_fmt_bytes(rd, sizeof rd, (double)l[i].read_bytes);
+		coll_fmt_bytes(wr, sizeof wr, (double)l[i].write_bytes);
 		fprintf(to, "  %-7s %12s %12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10.3f %10.3f\n",
 		        iop_layer_label(i), rd, wr, l[i].read_ops, l[i].write_ops, l[i].meta_ops,
 		        l[i].time_ns / 1e9, s->layer_excl_ns[i] / 1e9);
@@ -314,8 +302,8 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 	struct file_sum *f = file_sums(s, &n);
 	char buf[40];
 	for (size_t i = 0; i < n && i < 5; i++) {
-		coll_fmt_bytes((double)f[i].read_bytes, rd, sizeof rd);
-		coll_fmt_bytes((double)f[i].write_bytes, wr, sizeof wr);
+		coll_fmt_bytes(rd, sizeof rd, (double)f[i].read_bytes);
+		coll_fmt_bytes(wr, sizeof wr, (double)f[i].write_bytes);
 		fprintf(to, "  %s %-6s read %s, written %s, %u rank%s: %s\n", i ? "    " : "files",
 		        iop_layer_name(f[i].layer), rd, wr, f[i].ranks, f[i].ranks == 1 ? "" : "s",
 		        file_text(s, f[i].file, buf, sizeof buf));

@@ -32,7 +32,5 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 void coll_iso_time(uint64_t ns, char *buf, size_t len);
 /* The host name of a node id, or NULL. */
 const char *coll_node_name(const struct coll_state *s, uint64_t node);
-/* 1.5 KiB, 3.2 GiB (IEC) into buf. */
-void coll_fmt_bytes(double bytes, char *buf, size_t len);
 
 #endif
