@@ -35,6 +35,7 @@
 #include "frame.h"
 #include "headless.h"
 #include "jobcard.h"
+#include "judge.h"
 #include "leaf.h"
 #include "record.h"
 #include "root.h"
@@ -236,18 +237,13 @@ static void exec_command(struct run *r, const char *shim)
 
 /* ---- the engine's callbacks ---- */
 
-static const char *name_of(void *arg, uint64_t hash)
-{
-	return coll_names_text(&((const struct coll_state *)arg)->names, hash);
-}
-
 /* Every state goes to the JSON outputs; the human line is printed when an
  * alert starts, escalates or ends. */
 static void on_alert(void *arg, const struct coll_alert *a)
 {
 	struct run *r = arg;
 	const struct coll_state *s = coll_root_state(r->root);
-	json_t *rec = coll_alert_json(a, name_of, (void *)s);
+	json_t *rec = coll_alert_json(a, coll_state_name, (void *)s);
 	char line[512];
 	bool show = a->state != COLL_ALERT_ONGOING || a->escalated;
 	if (show && coll_alert_line(a, line, sizeof line) < 0)
@@ -262,24 +258,8 @@ static void on_root_tick(void *arg, const struct coll_delta *d, const struct col
 {
 	struct run *r = arg;
 	coll_headless_tick(&r->out, d, s);
-	struct coll_alert_ctx ctx = {.ranks = coll_state_ranks_live(s), .events = d->mon.events,
-	                             .dropped = d->mon.dropped, .late = d->mon.late,
-	                             .name = name_of, .name_arg = (void *)s};
-	(void)coll_alerts_tick(r->alerts, &d->tick, &ctx, on_alert, r);
+	(void)coll_judge_tick(r->alerts, d, s, on_alert, r);
 	coll_record_tick(r->rec, d);
-}
-
-/* The summary's alerts: one record per alert, with its peak. */
-static json_t *alert_history(struct run *r)
-{
-	json_t *a = json_array();
-	size_t n;
-	uint64_t not_kept;
-	const struct coll_alert_record *v = coll_alerts_history(r->alerts, &n, &not_kept);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, coll_alert_record_json(&v[i], name_of,
-		                                                (void *)coll_root_state(r->root)));
-	return a;
 }
 
 static void on_leaf_delta(void *arg, struct coll_delta *d)
@@ -523,7 +503,8 @@ int coll_cmd_run(int argc, char **argv)
 	const struct coll_state *st = coll_root_state(r.root);
 	coll_alerts_finish(r.alerts, st->ticks_applied ? (uint64_t)(st->last_t + 1) * st->tick_ns : end,
 	                   on_alert, &r);
-	coll_headless_summary(&r.out, coll_root_state(r.root), &r.job, alert_history(&r),
+	coll_headless_summary(&r.out, coll_root_state(r.root), &r.job,
+	                      coll_judge_history_json(r.alerts, coll_root_state(r.root)),
 	                      r.opt.summary_path);
 	rc = exit_status(&r);
 	cleanup(&r);

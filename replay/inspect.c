@@ -14,6 +14,7 @@
 
 #include "alerts.h"
 #include "delta.h"
+#include "judge.h"
 #include "rec.h"
 #include "rec_io.h"
 #include "rules.h"
@@ -127,11 +128,6 @@ struct replayed {
 	uint64_t bad_deltas;
 };
 
-static const char *name_of(void *arg, uint64_t hash)
-{
-	return coll_names_text(&((const struct coll_state *)arg)->names, hash);
-}
-
 static void ignore_alert(void *arg, const struct coll_alert *a)
 {
 	(void)arg;
@@ -159,10 +155,7 @@ static int replay_all(struct opened *o, struct replayed *x)
 			first = false;
 		}
 		(void)coll_state_apply(&x->state, &d);
-		struct coll_alert_ctx ctx = {.ranks = coll_state_ranks_live(&x->state),
-		                             .events = d.mon.events, .dropped = d.mon.dropped,
-		                             .late = d.mon.late, .name = name_of, .name_arg = &x->state};
-		(void)coll_alerts_tick(x->alerts, &d.tick, &ctx, ignore_alert, NULL);
+		(void)coll_judge_tick(x->alerts, &d, &x->state, ignore_alert, NULL);
 		if (!x->first_ns)
 			x->first_ns = (uint64_t)d.tick.t * d.tick.tick_ns;
 		x->last_ns = (uint64_t)(d.tick.t + 1) * d.tick.tick_ns;
@@ -228,12 +221,9 @@ int rec_cmd_summary(int argc, char **argv)
 	                            .tick_ns = x.state.tick_ns};
 	size_t n;
 	uint64_t not_kept;
-	const struct coll_alert_record *v = coll_alerts_history(x.alerts, &n, &not_kept);
+	(void)coll_alerts_history(x.alerts, &n, &not_kept);
 	if (as_json) {
-		json_t *alerts = json_array();
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(alerts, coll_alert_record_json(&v[i], name_of, &x.state));
-		json_t *s = coll_summary_json(&x.state, &job, alerts);
+		json_t *s = coll_summary_json(&x.state, &job, coll_judge_history_json(x.alerts, &x.state));
 		json_dumpf(s, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(16));
 		putchar('\n');
 		json_decref(s);
