@@ -264,33 +264,27 @@ enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c)
 
 #define HDR_LEN 32 /* magic, version, reserved, job, sender, seq */
 
-enum iop_err coll_delta_encode(const struct coll_delta *d, const struct coll_delta_hdr *h,
-                               const struct iop_key *key, uint8_t **buf, size_t *cap,
-                               size_t *len)
+/* Runs fill on a cursor over *buf (less tail bytes), doubling the buffer
+ * until it fits or would pass max; *len = bytes filled. */
+static enum iop_err encode_grown(uint8_t **buf, size_t *cap, size_t max, size_t tail,
+                                 void (*fill)(const void *arg, struct iop_wcur *c),
+                                 const void *arg, size_t *len)
 {
+	if (!*buf || *cap < 65536) {
+		uint8_t *b = realloc(*buf, 65536);
+		if (!b)
+			return IOP_ERR_NOMEM;
+		*buf = b;
+		*cap = 65536;
+	}
 	for (;;) {
-		if (*cap < 4096 || !*buf) {
-			uint8_t *b = realloc(*buf, 65536);
-			if (!b)
-				return IOP_ERR_NOMEM;
-			*buf = b;
-			*cap = 65536;
-		}
-		struct iop_wcur c = iop_wcur_make(*buf, *cap - IOP_MAC_BYTES);
-		iop_put_u32le(&c, COLL_DELTA_MAGIC);
-		iop_put_u16le(&c, COLL_DELTA_VERSION);
-		iop_put_u16le(&c, 0);
-		iop_put_u64le(&c, h->job_id);
-		iop_put_u64le(&c, h->sender);
-		iop_put_u64le(&c, h->seq);
-		coll_delta_encode_body(d, &c);
+		struct iop_wcur c = iop_wcur_make(*buf, *cap - tail);
+		fill(arg, &c);
 		if (c.err == IOP_OK) {
-			size_t n = (size_t)(c.p - *buf);
-			enum iop_err e = iop_mac(key, *buf, n, *buf + n);
-			*len = n + IOP_MAC_BYTES;
-			return e;
+			*len = (size_t)(c.p - *buf);
+			return IOP_OK;
 		}
-		if (*cap >= (size_t)1 << 31)
+		if (*cap >= max)
 			return IOP_ERR_OVERSIZED;
 		uint8_t *b = realloc(*buf, *cap * 2);
 		if (!b)
@@ -298,6 +292,47 @@ enum iop_err coll_delta_encode(const struct coll_delta *d, const struct coll_del
 		*buf = b;
 		*cap *= 2;
 	}
+}
+
+static void fill_body(const void *arg, struct iop_wcur *c)
+{
+	coll_delta_encode_body(arg, c);
+}
+
+enum iop_err coll_delta_encode_body_buf(const struct coll_delta *d, size_t max, uint8_t **buf,
+                                        size_t *cap, size_t *len)
+{
+	return encode_grown(buf, cap, max, 0, fill_body, d, len);
+}
+
+struct message {
+	const struct coll_delta *d;
+	const struct coll_delta_hdr *h;
+};
+
+static void fill_message(const void *arg, struct iop_wcur *c)
+{
+	const struct message *m = arg;
+	iop_put_u32le(c, COLL_DELTA_MAGIC);
+	iop_put_u16le(c, COLL_DELTA_VERSION);
+	iop_put_u16le(c, 0);
+	iop_put_u64le(c, m->h->job_id);
+	iop_put_u64le(c, m->h->sender);
+	iop_put_u64le(c, m->h->seq);
+	coll_delta_encode_body(m->d, c);
+}
+
+enum iop_err coll_delta_encode(const struct coll_delta *d, const struct coll_delta_hdr *h,
+                               const struct iop_key *key, uint8_t **buf, size_t *cap,
+                               size_t *len)
+{
+	struct message m = {d, h};
+	size_t n;
+	enum iop_err e = encode_grown(buf, cap, (size_t)1 << 31, IOP_MAC_BYTES, fill_message, &m, &n);
+	if (e)
+		return e;
+	*len = n + IOP_MAC_BYTES;
+	return iop_mac(key, *buf, n, *buf + n);
 }
 
 enum iop_err coll_delta_decode(struct coll_delta *d, struct coll_delta_hdr *h, const uint8_t *buf,

@@ -88,8 +88,12 @@ enum iop_err coll_delta_encode(const struct coll_delta *d, const struct coll_del
 enum iop_err coll_delta_decode(struct coll_delta *d, struct coll_delta_hdr *h, const uint8_t *buf,
                                size_t len, const struct iop_key *key, uint64_t job_id);
 
-/* The body alone (no header, no MAC): the recording's DELTA payload. */
+/* The body alone (no header, no MAC): the recording's DELTA payload. The
+ * _buf form writes it into a buffer it grows (*buf, *cap; free() it), up
+ * to max bytes (else OVERSIZED). */
 void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c);
+enum iop_err coll_delta_encode_body_buf(const struct coll_delta *d, size_t max, uint8_t **buf,
+                                        size_t *cap, size_t *len);
 enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c);
 
 #endif

@@ -73,35 +73,10 @@ void coll_record_tick(struct coll_record *r, const struct coll_delta *d)
 {
 	if (!r || r->failed)
 		return;
-	enum iop_err e;
-	for (;;) {
-		if (!r->buf || r->cap < 65536) {
-			free(r->buf);
-			r->cap = 65536;
-			if (!(r->buf = malloc(r->cap))) {
-				report(r, IOP_ERR_NOMEM);
-				return;
-			}
-		}
-		struct iop_wcur c = iop_wcur_make(r->buf, r->cap);
-		coll_delta_encode_body(d, &c);
-		if (c.err == IOP_OK) {
-			uint64_t end = (uint64_t)(d->tick.t + 1) * d->tick.tick_ns;
-			e = rec_write(r->w, REC_DELTA, end, r->buf, (size_t)(c.p - r->buf));
-			break;
-		}
-		if (r->cap >= REC_PAYLOAD_MAX) {
-			e = IOP_ERR_OVERSIZED;
-			break;
-		}
-		uint8_t *b = realloc(r->buf, r->cap * 2);
-		if (!b) {
-			e = IOP_ERR_NOMEM;
-			break;
-		}
-		r->buf = b;
-		r->cap *= 2;
-	}
+	size_t len;
+	enum iop_err e = coll_delta_encode_body_buf(d, REC_PAYLOAD_MAX, &r->buf, &r->cap, &len);
+	if (!e)
+		e = rec_write(r->w, REC_DELTA, (uint64_t)(d->tick.t + 1) * d->tick.tick_ns, r->buf, len);
 	if (!e)
 		e = rec_flush(r->w);
 	if (e)
