@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame.h"
+
 void coll_history_cfg_default(struct coll_history_cfg *cfg, uint64_t tick_ns)
 {
 	uint64_t per_s = tick_ns ? 1000000000ull / tick_ns : 1;
@@ -46,6 +48,7 @@ void coll_state_free(struct coll_state *s)
 	coll_tick_free(&s->totals);
 	coll_names_free(&s->names);
 	free(s->ranks);
+	free(s->hosts);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -174,6 +177,28 @@ static void apply_rows(struct coll_state *s, const struct coll_tick *k)
 	}
 }
 
+/* Hosts are few (one per node): a small array, kept so that a rank's node
+ * is named without searching every name. */
+static enum iop_err add_host(struct coll_state *s, uint64_t hash)
+{
+	if (s->n_hosts >= (1u << 20))
+		return IOP_OK;
+	struct coll_host *v = realloc(s->hosts, (s->n_hosts + 1) * sizeof(*v));
+	if (!v)
+		return IOP_ERR_NOMEM;
+	s->hosts = v;
+	v[s->n_hosts++] = (struct coll_host){(uint32_t)hash, coll_names_text(&s->names, hash)};
+	return IOP_OK;
+}
+
+const char *coll_state_host(const struct coll_state *s, uint32_t node)
+{
+	for (uint32_t i = 0; i < s->n_hosts; i++)
+		if (s->hosts[i].node == node)
+			return s->hosts[i].name;
+	return NULL;
+}
+
 enum iop_err coll_state_apply(struct coll_state *s, const struct coll_delta *d)
 {
 	enum iop_err e = IOP_OK;
@@ -183,6 +208,8 @@ enum iop_err coll_state_apply(struct coll_state *s, const struct coll_delta *d)
 		enum iop_err e2 = coll_names_add(&s->names, n->hash, n->kind, n->text, n->len, &added);
 		if (e2 == IOP_ERR_NOMEM)
 			e = e2; /* FULL is counted in names.refused */
+		if (added && n->kind == IOP_NAME_HOST && (e2 = add_host(s, n->hash)))
+			e = e2;
 	}
 	for (uint32_t i = 0; i < d->n_procs; i++)
 		apply_proc(s, &d->procs[i]);

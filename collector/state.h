@@ -50,6 +50,11 @@ struct coll_state {
 	uint64_t tick_ns;
 	struct coll_names names;
 	struct coll_tick totals; /* FILE rows keyed (file, rank, layer, class): ops, bytes, time_ns, errors */
+	struct coll_host {
+		uint32_t node; /* node id: the host name's hash cut to 32 bits */
+		const char *name; /* in names */
+	} *hosts;
+	uint32_t n_hosts;
 	struct coll_rank *ranks;
 	uint32_t n_ranks;        /* ranks[0..n_ranks) allocated; max rank seen + 1 */
 	uint64_t layer_excl_ns[IOP_LAYER__COUNT];
@@ -74,5 +79,7 @@ const struct coll_tick *coll_state_last(const struct coll_state *s);
 uint32_t coll_state_ranks_live(const struct coll_state *s);
 uint32_t coll_state_ranks_seen(const struct coll_state *s);
 uint32_t coll_state_nodes(const struct coll_state *s);
+/* The host name of a node id, or NULL. */
+const char *coll_state_host(const struct coll_state *s, uint32_t node);
 
 #endif

@@ -20,15 +20,6 @@ void coll_iso_time(uint64_t ns, char *buf, size_t len)
 	snprintf(buf, len, "%s.%03uZ", base, (unsigned)(ns / 1000000ull % 1000));
 }
 
-const char *coll_node_name(const struct coll_state *s, uint64_t node)
-{
-	for (uint32_t i = 0; i < s->names.n; i++) {
-		const struct coll_name *n = &s->names.v[i];
-		if (n->kind == IOP_NAME_HOST && (uint32_t)n->hash == (uint32_t)node)
-			return n->text;
-	}
-	return NULL;
-}
 
 
 struct layer_sum {
@@ -213,7 +204,7 @@ static json_t *ranks_json(const struct coll_state *s)
 	for (uint32_t r = 0; r < s->n_ranks; r++) {
 		if (!s->ranks[r].state)
 			continue;
-		const char *node = coll_node_name(s, s->ranks[r].node);
+		const char *node = coll_state_host(s, (uint32_t)s->ranks[r].node);
 		json_array_append_new(
 			a, json_pack("{s:I,s:s,s:I,s:I,s:f,s:s}", "rank", (json_int_t)r, "node",
 			             node ? node : "?", "read_bytes", (json_int_t)rd[r], "write_bytes",

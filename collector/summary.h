@@ -30,7 +30,5 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 
 /* "2026-11-21T18:03:10.123Z" into buf (at least 32 bytes). */
 void coll_iso_time(uint64_t ns, char *buf, size_t len);
-/* The host name of a node id, or NULL. */
-const char *coll_node_name(const struct coll_state *s, uint64_t node);
 
 #endif
