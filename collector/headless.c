@@ -94,10 +94,9 @@ void coll_headless_tick(struct coll_headless *h, const struct coll_delta *d,
 		iop_hist_free(&l[i].hist);
 	}
 	uint64_t end_ns = (uint64_t)(k->t + 1) * k->tick_ns;
-	char t[32];
-	coll_iso_time(end_ns, t, sizeof t);
-	json_t *o = json_pack("{s:i,s:s,s:s,s:I,s:o,s:I,s:I,s:f,s:I,s:I,s:I}", "v", 1, "type", "sample",
-	                      "t", t, "tick", (json_int_t)k->t, "layers", layers, "ranks_live",
+	/* "t" as in alert records: seconds since the epoch (the tick's end) */
+	json_t *o = json_pack("{s:i,s:s,s:f,s:I,s:o,s:I,s:I,s:f,s:I,s:I,s:I}", "v", 1, "type", "sample",
+	                      "t", end_ns / 1e9, "tick", (json_int_t)k->t, "layers", layers, "ranks_live",
 	                      (json_int_t)coll_state_ranks_live(s), "inflight", (json_int_t)inflight,
 	                      "oldest_inflight_s", oldest && oldest < end_ns ? (end_ns - oldest) / 1e9 : 0.0,
 	                      "events", (json_int_t)d->mon.events, "dropped", (json_int_t)d->mon.dropped,
