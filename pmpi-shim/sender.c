@@ -328,20 +328,13 @@ static bool cycle(bool final, int flags, unsigned max)
 		if (build(final, &len, &names_to, &counters_in, &events_in) != IOP_OK)
 			return false;
 		if (nn_send(S.sock, S.frame, len, flags) != (int)len) {
-			/* Refused (not connected yet, or the collector is slow or
-			 * gone): names and counters stay pending, so the next frame
-			 * carries them. The events stay staged for the next try while
-			 * the stage has room, so a connection still being set up at
-			 * start loses nothing; once it is full they are lost (counted)
-			 * to make room for newer ones. */
+			/* Refused: these events are lost (counted); names and counters
+			 * stay pending, so the next frame carries them. */
 			S.send_failures++;
+			S.lost_events += events_in;
 			S.need_resync = true;
-			if (S.n_stage == STAGE) {
-				S.lost_events += events_in;
-				memmove(S.stage, S.stage + events_in,
-					(S.n_stage - events_in) * sizeof *S.stage);
-				S.n_stage -= events_in;
-			}
+			memmove(S.stage, S.stage + events_in, (S.n_stage - events_in) * sizeof *S.stage);
+			S.n_stage -= events_in;
 			return false;
 		}
 		S.last_sent_ns = iop_real_ns();
