@@ -437,6 +437,38 @@ static void leaf_gone_process(void **state)
 	pipeline_free(&p);
 }
 
+/* A call claiming to have lasted since 1970 is counted, and costs no more
+ * than any other: only the open ticks get its busy time (a leaf walking
+ * every tick it spans never returned: found by ingest_fuzz). */
+static void leaf_huge_duration(void **state)
+{
+	(void)state;
+	struct iop_key key = test_key(1);
+	static uint8_t buf[4096];
+	struct iop_frame_hdr h = {.job_id = JOB, .seq = 0, .base_ns = T0, .node_id = 1, .rank = 0,
+	                          .pid = 9};
+	struct iop_stats st = {.events = 1};
+	struct iop_frame_enc e;
+	assert_int_equal(iop_enc_begin(&e, buf, sizeof buf, &h, &st), IOP_OK);
+	struct iop_event ev = {.end_ns = T0 + 1000, .dur_ns = T0 + 1000, .bytes = 8,
+	                       .layer = IOP_LAYER_POSIX, .op = IOP_OP_WRITE, .flags = IOP_EV_BYTES};
+	assert_int_equal(iop_enc_event(&e, &ev), IOP_OK);
+	size_t len;
+	assert_int_equal(iop_enc_finish(&e, &key, &len), IOP_OK);
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0 + 2000), IOP_OK);
+	pipeline_advance(&p, T0 + 5 * SEC, true);
+	const struct coll_tick *k = coll_state_tick(coll_root_state(p.root), (int64_t)(T0 / SEC));
+	assert_non_null(k);
+	struct coll_key rk = coll_key_rank(0, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+	const struct coll_cell *c = coll_tick_find(k, &rk);
+	assert_non_null(c);
+	assert_int_equal(c->ops, 1);
+	assert_true(c->busy_ns <= SEC); /* no more than the tick itself */
+	pipeline_free(&p);
+}
+
 /* History tiers: old ticks fold into bins; a bin holds what its ticks did. */
 static void history_tiers(void **state)
 {
@@ -488,6 +520,7 @@ int main(void)
 		cmocka_unit_test(leaf_rejects_bad_frames),
 		cmocka_unit_test(leaf_late_events),
 		cmocka_unit_test(leaf_gone_process),
+		cmocka_unit_test(leaf_huge_duration),
 		cmocka_unit_test(history_tiers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

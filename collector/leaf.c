@@ -238,9 +238,14 @@ static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event
 		return;
 	*until = ev->end_ns;
 	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
-	for (int64_t t = tick_of(l, start); t <= tick_of(l, ev->end_ns - 1); t++) {
-		if (t < l->oldest || t >= l->oldest + RING)
-			continue;
+	/* Only the open ticks: a call may claim to have lasted hours (or a
+	 * forged one, 2^64 ns), and walking every tick it spans would not end. */
+	int64_t first = tick_of(l, start), last = tick_of(l, ev->end_ns - 1);
+	if (first < l->oldest)
+		first = l->oldest;
+	if (last > l->oldest + RING - 1)
+		last = l->oldest + RING - 1;
+	for (int64_t t = first; t <= last; t++) {
 		uint64_t lo = (uint64_t)t * l->cfg.tick_ns, hi = lo + l->cfg.tick_ns;
 		uint64_t a = start > lo ? start : lo, b = ev->end_ns < hi ? ev->end_ns : hi;
 		struct coll_cell *c = end_cell;
