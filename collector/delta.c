@@ -29,7 +29,7 @@ void coll_delta_free(struct coll_delta *d)
 {
 	free_names(d);
 	free(d->names);
-	free(d->counters);
+	coll_ctrset_free(&d->ctr);
 	free(d->procs);
 	coll_tick_free(&d->tick);
 	coll_delta_init(d, 0, d->tick.tick_ns);
@@ -38,7 +38,8 @@ void coll_delta_free(struct coll_delta *d)
 void coll_delta_reset(struct coll_delta *d, int64_t t)
 {
 	free_names(d);
-	d->n_counters = d->n_procs = 0;
+	coll_ctrset_clear(&d->ctr);
+	d->n_procs = 0;
 	memset(&d->mon, 0, sizeof(d->mon));
 	coll_tick_reset(&d->tick, t);
 }
@@ -76,13 +77,98 @@ enum iop_err coll_delta_add_name(struct coll_delta *d, uint64_t hash, uint8_t ki
 	return IOP_OK;
 }
 
+static bool counter_same(const struct coll_counter *a, const struct coll_counter *b)
+{
+	return a->file == b->file && a->rank == b->rank && a->node == b->node && a->pid == b->pid &&
+	       a->image == b->image && a->layer == b->layer && a->cls == b->cls;
+}
+
+static uint64_t counter_hash(const struct coll_counter *c)
+{
+	uint64_t h = c->file * UINT64_C(0x9e3779b97f4a7c15);
+	h ^= ((uint64_t)c->node << 32 | c->pid) + UINT64_C(0x632be59bd9b4e019) + (h << 6) + (h >> 2);
+	h ^= ((uint64_t)c->image << 40 | (uint64_t)c->rank << 8 | (uint64_t)c->layer << 4 | c->cls) +
+	     UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+	return h * UINT64_C(0xff51afd7ed558ccd);
+}
+
+void coll_ctrset_free(struct coll_ctrset *s)
+{
+	free(s->v);
+	free(s->slot);
+	memset(s, 0, sizeof(*s));
+}
+
+void coll_ctrset_clear(struct coll_ctrset *s)
+{
+	if (s->n)
+		memset(s->slot, 0, s->n_slots * sizeof(*s->slot));
+	s->n = 0;
+}
+
+static uint32_t ctr_probe(const struct coll_ctrset *s, const struct coll_counter *c)
+{
+	uint32_t mask = s->n_slots - 1, i = (uint32_t)(counter_hash(c) >> 32) & mask;
+	while (s->slot[i] && !counter_same(&s->v[s->slot[i] - 1], c))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static enum iop_err ctr_index_grow(struct coll_ctrset *s)
+{
+	uint32_t n_slots = s->n_slots ? s->n_slots * 2 : 128;
+	uint32_t *v = calloc(n_slots, sizeof(*v));
+	if (!v)
+		return IOP_ERR_NOMEM;
+	free(s->slot);
+	s->slot = v;
+	s->n_slots = n_slots;
+	for (uint32_t k = 0; k < s->n; k++)
+		s->slot[ctr_probe(s, &s->v[k])] = k + 1;
+	return IOP_OK;
+}
+
+static uint64_t lift(uint64_t *dst, uint64_t v)
+{
+	uint64_t up = v > *dst ? v - *dst : 0;
+	*dst += up;
+	return up;
+}
+
+enum iop_err coll_ctrset_add(struct coll_ctrset *s, const struct coll_counter *c, uint32_t max,
+                             struct coll_counter *grew)
+{
+	struct coll_counter scratch;
+	if (!grew)
+		grew = &scratch;
+	*grew = *c;
+	if ((s->n + 1) * 2 > s->n_slots) {
+		if (s->n >= max)
+			return IOP_ERR_OVERSIZED;
+		enum iop_err e = ctr_index_grow(s);
+		if (e)
+			return e;
+	}
+	uint32_t i = ctr_probe(s, c);
+	if (s->slot[i]) {
+		struct coll_counter *d = &s->v[s->slot[i] - 1];
+		grew->ops = lift(&d->ops, c->ops);
+		grew->bytes = lift(&d->bytes, c->bytes);
+		grew->time_ns = lift(&d->time_ns, c->time_ns);
+		grew->errors = lift(&d->errors, c->errors);
+		return IOP_OK;
+	}
+	enum iop_err e = reserve((void **)&s->v, s->n, &s->cap, sizeof(*s->v), max);
+	if (e)
+		return e;
+	s->v[s->n++] = *c;
+	s->slot[i] = s->n;
+	return IOP_OK;
+}
+
 enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_counter *c)
 {
-	enum iop_err e = reserve((void **)&d->counters, d->n_counters, &d->cap_counters,
-	                         sizeof(*d->counters), MAX_COUNTERS);
-	if (!e)
-		d->counters[d->n_counters++] = *c;
-	return e;
+	return coll_ctrset_add(&d->ctr, c, MAX_COUNTERS, NULL);
 }
 
 enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p)
@@ -111,8 +197,8 @@ enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *s
 	for (uint32_t i = 0; !e && i < src->n_names; i++)
 		e = coll_delta_add_name(dst, src->names[i].hash, src->names[i].kind,
 		                        src->names[i].text, src->names[i].len);
-	for (uint32_t i = 0; !e && i < src->n_counters; i++)
-		e = coll_delta_add_counter(dst, &src->counters[i]);
+	for (uint32_t i = 0; !e && i < src->ctr.n; i++)
+		e = coll_delta_add_counter(dst, &src->ctr.v[i]);
 	for (uint32_t i = 0; !e && i < src->n_procs; i++)
 		e = coll_delta_add_proc(dst, &src->procs[i]);
 	if (!e)
@@ -136,10 +222,13 @@ void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c)
 		iop_put_varint(c, n->len);
 		iop_put_bytes(c, n->text, n->len);
 	}
-	iop_put_varint(c, d->n_counters);
-	for (uint32_t i = 0; i < d->n_counters; i++) {
-		const struct coll_counter *k = &d->counters[i];
+	iop_put_varint(c, d->ctr.n);
+	for (uint32_t i = 0; i < d->ctr.n; i++) {
+		const struct coll_counter *k = &d->ctr.v[i];
 		iop_put_varint(c, k->rank);
+		iop_put_u32le(c, k->node);
+		iop_put_varint(c, k->pid);
+		iop_put_varint(c, k->image);
 		iop_put_u64le(c, k->file);
 		iop_put_u8(c, (uint8_t)(k->layer << 4 | k->cls));
 		iop_put_varint(c, k->ops);
@@ -198,10 +287,13 @@ static enum iop_err decode_names(struct coll_delta *d, struct iop_rcur *c)
 
 static enum iop_err decode_counters(struct coll_delta *d, struct iop_rcur *c)
 {
-	uint64_t n = get_count(c, MAX_COUNTERS, 14);
+	uint64_t n = get_count(c, MAX_COUNTERS, 20);
 	for (uint64_t i = 0; !c->err && i < n; i++) {
 		struct coll_counter k = {0};
 		k.rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+		k.node = iop_get_u32le(c);
+		k.pid = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+		k.image = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
 		k.file = iop_get_u64le(c);
 		uint8_t lc = iop_get_u8(c);
 		k.layer = lc >> 4;

@@ -12,18 +12,41 @@
 #ifndef COLL_DELTA_H
 #define COLL_DELTA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "auth.h"
 #include "names.h"
 #include "tick.h"
 
+/* One process's cumulative counter of (file, layer, class), as the shim
+ * last reported it: absolute values, not increments. A process is (node,
+ * pid, image); image counts the program images a leaf saw in that process
+ * (exec). Merging keeps the larger of each value, so a counter sent twice
+ * (a resend after a lost ack, a restarted leaf's resync) changes nothing:
+ * totals are sums over processes of their latest values. */
 struct coll_counter {
 	uint64_t file; /* path hash; 0 = calls on no file */
 	uint64_t ops, bytes, time_ns, errors;
 	uint32_t rank;
+	uint32_t node, pid, image;
 	uint8_t layer, cls;
 };
+
+/* A set of counters, one per (process, file, rank, layer, class). */
+struct coll_ctrset {
+	struct coll_counter *v;
+	uint32_t n, cap;
+	uint32_t *slot; /* index over v: position + 1, 0 = empty */
+	uint32_t n_slots;
+};
+void coll_ctrset_free(struct coll_ctrset *s);
+void coll_ctrset_clear(struct coll_ctrset *s);
+/* Adds c, or raises the counter already there to the larger of each
+ * value. *grew (may be NULL) = how much each value went up. OVERSIZED past
+ * max counters, NOMEM; the set is unchanged then. */
+enum iop_err coll_ctrset_add(struct coll_ctrset *s, const struct coll_counter *c, uint32_t max,
+                             struct coll_counter *grew);
 
 enum coll_proc_state {
 	COLL_PROC_JOINED = 1, /* first frame of a process */
@@ -50,10 +73,10 @@ struct coll_monitor {
 struct coll_delta {
 	struct coll_tick tick;
 	struct coll_name *names; /* texts owned by the delta */
-	struct coll_counter *counters;
+	struct coll_ctrset ctr; /* the counters that grew */
 	struct coll_proc *procs;
-	uint32_t n_names, n_counters, n_procs;
-	uint32_t cap_names, cap_counters, cap_procs;
+	uint32_t n_names, n_procs;
+	uint32_t cap_names, cap_procs;
 	struct coll_monitor mon;
 };
 
@@ -64,6 +87,7 @@ void coll_delta_reset(struct coll_delta *d, int64_t t);
 
 enum iop_err coll_delta_add_name(struct coll_delta *d, uint64_t hash, uint8_t kind,
                                  const char *text, uint32_t len);
+/* Adds a counter, or raises the one of the same process and key. */
 enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_counter *c);
 enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p);
 void coll_monitor_add(struct coll_monitor *dst, const struct coll_monitor *src);
@@ -74,7 +98,7 @@ enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *s
  * sender id, sequence), the delta, and a MAC with the job key. encode
  * writes into a buffer it grows (*buf, *cap; free() it). */
 #define COLL_DELTA_MAGIC   0x44504f49u /* "IOPD" */
-#define COLL_DELTA_VERSION 1
+#define COLL_DELTA_VERSION 2 /* 2: counters are per process and absolute */
 struct coll_delta_hdr {
 	uint64_t job_id;
 	uint64_t sender; /* the sending collector's id */

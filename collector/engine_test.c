@@ -184,9 +184,9 @@ static void delta_message(void **state)
 	assert_int_equal(back.tick.n, 50);
 	assert_int_equal(back.n_names, 1);
 	assert_string_equal(back.names[0].text, "/scratch/a");
-	assert_int_equal(back.n_counters, 1);
-	assert_int_equal(back.counters[0].bytes, 12288);
-	assert_int_equal(back.counters[0].rank, 7);
+	assert_int_equal(back.ctr.n, 1);
+	assert_int_equal(back.ctr.v[0].bytes, 12288);
+	assert_int_equal(back.ctr.v[0].rank, 7);
 	assert_int_equal(back.n_procs, 1);
 	assert_int_equal(back.procs[0].pid, 1234);
 	assert_int_equal(back.mon.events, 42);
@@ -200,7 +200,7 @@ static void delta_message(void **state)
 	}
 	for (size_t cut = 0; cut < len; cut += 13)
 		assert_int_not_equal(coll_delta_decode(&back, &hb, buf, cut, &key, JOB), IOP_OK);
-	assert_int_equal(back.tick.n + back.n_names + back.n_counters, 0);
+	assert_int_equal(back.tick.n + back.n_names + back.ctr.n, 0);
 	free(buf);
 	coll_delta_free(&d);
 	coll_delta_free(&back);
@@ -333,6 +333,94 @@ static void leaf_root_exact_totals(void **state)
 	}
 	assert_int_equal(in_ticks, events);
 	assert_true(p.ticks_closed > 2);
+	for (unsigned r = 0; r < RANKS; r++)
+		iop_wl_free(&w[r]);
+	free(w);
+	pipeline_free(&p);
+}
+
+/* A leaf killed mid-job and a new one started in its place: the shims
+ * send their names and counters again (as after any refused send), and
+ * the root's totals stay exact; a delta applied twice counts once. */
+static void leaf_restart_keeps_totals(void **state)
+{
+	(void)state;
+	enum { RANKS = 2 };
+	struct iop_wl *w = calloc(RANKS, sizeof(*w));
+	struct iop_key key = test_key(1);
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	static uint8_t buf[65536];
+	uint64_t now = T0;
+	for (unsigned r = 0; r < RANKS; r++) {
+		assert_true(iop_wl_init(&w[r], IOP_WL_MIXED, r, 31 + r, T0));
+		w[r].job_id = JOB;
+	}
+	for (int round = 0; round < 300; round++) {
+		if (round == 150) {
+			/* the leaf dies with its open ticks; a new one starts */
+			coll_leaf_free(p.leaf);
+			struct coll_leaf_cfg lc;
+			coll_leaf_cfg_default(&lc);
+			lc.job_id = JOB;
+			lc.key = key;
+			assert_int_equal(coll_leaf_new(&lc, now, &p.leaf), IOP_OK);
+			for (unsigned r = 0; r < RANKS; r++) {
+				for (uint32_t i = 0; i < w[r].n_names; i++)
+					w[r].names[i].announced = false;
+				for (unsigned i = 0; i < IOP_WL_MAX_NAMES * 12; i++)
+					if (w[r].counters[i].k.ops)
+						w[r].counters[i].dirty = true;
+			}
+		}
+		for (unsigned r = 0; r < RANKS; r++) {
+			w[r].draining = round == 299;
+			size_t len;
+			unsigned n;
+			while (iop_wl_frame(&w[r], buf, sizeof buf, 256, &key, &len, &n) == IOP_OK) {
+				uint64_t at = w[r].now_ns > now ? w[r].now_ns : now;
+				assert_int_equal(coll_leaf_frame(p.leaf, buf, len, at), IOP_OK);
+				if (!w[r].draining)
+					break;
+			}
+			if (w[r].now_ns > now)
+				now = w[r].now_ns;
+		}
+		pipeline_advance(&p, now, false);
+	}
+	pipeline_advance(&p, now + 10 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	uint64_t want_bytes = 0, want_ops = 0, got_bytes = 0, got_ops = 0;
+	for (unsigned r = 0; r < RANKS; r++)
+		for (unsigned i = 0; i < IOP_WL_MAX_NAMES * 12; i++) {
+			want_ops += w[r].counters[i].k.ops;
+			want_bytes += w[r].counters[i].k.bytes;
+		}
+	for (unsigned layer = 0; layer < IOP_LAYER__COUNT; layer++)
+		for (unsigned cls = 0; cls < IOP_CLASS__COUNT; cls++) {
+			got_ops += total(s, layer, cls, false);
+			got_bytes += total(s, layer, cls, true);
+		}
+	assert_true(want_ops > 1000);
+	assert_int_equal(got_ops, want_ops);
+	assert_int_equal(got_bytes, want_bytes);
+
+	/* the same counters once more, as a resend would bring them */
+	struct coll_delta d;
+	coll_delta_init(&d, s->last_t + 1, SEC);
+	for (uint32_t i = 0; i < s->latest.n; i++)
+		assert_int_equal(coll_delta_add_counter(&d, &s->latest.v[i]), IOP_OK);
+	struct coll_state *again = (struct coll_state *)s;
+	assert_int_equal(coll_state_apply(again, &d), IOP_OK);
+	got_ops = got_bytes = 0;
+	for (unsigned layer = 0; layer < IOP_LAYER__COUNT; layer++)
+		for (unsigned cls = 0; cls < IOP_CLASS__COUNT; cls++) {
+			got_ops += total(s, layer, cls, false);
+			got_bytes += total(s, layer, cls, true);
+		}
+	assert_int_equal(got_ops, want_ops);
+	assert_int_equal(got_bytes, want_bytes);
+	coll_delta_free(&d);
 	for (unsigned r = 0; r < RANKS; r++)
 		iop_wl_free(&w[r]);
 	free(w);
@@ -517,6 +605,7 @@ int main(void)
 		cmocka_unit_test(fold_keeps_totals),
 		cmocka_unit_test(delta_message),
 		cmocka_unit_test(leaf_root_exact_totals),
+		cmocka_unit_test(leaf_restart_keeps_totals),
 		cmocka_unit_test(leaf_rejects_bad_frames),
 		cmocka_unit_test(leaf_late_events),
 		cmocka_unit_test(leaf_gone_process),

@@ -336,14 +336,18 @@ static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_
 	struct coll_delta *d = delta_now(l, now_ns);
 	for (uint32_t i = 0; i < f->frame.n_counters; i++) {
 		const struct iop_counter *c = &f->counters[i];
-		struct iop_counter inc;
-		if (proc_counter(p, c, &inc) != IOP_OK)
+		struct iop_counter now;
+		bool changed;
+		uint64_t file = c->file ? proc_hash(p, c->file) : 0;
+		/* A file not named yet: its counter waits (the shim sends every
+		 * counter again before its last frame); a counter is absolute, so
+		 * one put under no file now would count twice later. */
+		if ((c->file && !file) || proc_counter(p, c, &now, &changed) != IOP_OK || !changed)
 			continue;
-		if (!inc.ops && !inc.bytes && !inc.time_ns && !inc.errors)
-			continue;
-		struct coll_counter k = {.file = c->file ? proc_hash(p, c->file) : 0, .ops = inc.ops,
-		                         .bytes = inc.bytes, .time_ns = inc.time_ns,
-		                         .errors = inc.errors, .rank = p->rank, .layer = c->layer,
+		struct coll_counter k = {.file = file, .ops = now.ops,
+		                         .bytes = now.bytes, .time_ns = now.time_ns,
+		                         .errors = now.errors, .rank = p->rank, .node = p->node,
+		                         .pid = p->pid, .image = p->image, .layer = c->layer,
 		                         .cls = c->cls};
 		(void)coll_delta_add_counter(d, &k);
 	}

@@ -29,6 +29,7 @@ void proc_restart(struct proc *p)
 	memset(p->busy_until, 0, sizeof(p->busy_until));
 	p->n_inflight = 0;
 	p->ended = p->gone = false;
+	p->image++;
 }
 
 enum iop_err proc_set_name(struct proc *p, uint32_t id, uint64_t hash)
@@ -92,12 +93,8 @@ static enum iop_err ctr_grow(struct proc *p)
 	return IOP_OK;
 }
 
-static uint64_t inc(uint64_t now, uint64_t before)
-{
-	return now >= before ? now - before : 0;
-}
-
-enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *delta)
+enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *latest,
+                          bool *changed)
 {
 	/* +1 keeps the key of file 0, layer 0, class 0 apart from "empty". */
 	uint64_t key = ((uint64_t)c->file << 8 | (uint64_t)c->layer << 4 | c->cls) + 1;
@@ -111,16 +108,19 @@ enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct io
 		s->key = key;
 		p->n_ctr++;
 	}
-	*delta = *c;
-	delta->ops = inc(c->ops, s->ops);
-	delta->bytes = inc(c->bytes, s->bytes);
-	delta->time_ns = inc(c->time_ns, s->time_ns);
-	delta->errors = inc(c->errors, s->errors);
-	if (c->ops >= s->ops) {
+	/* A count that went backwards is not trusted: the larger one stays. */
+	*changed = c->ops > s->ops || (c->ops == s->ops && (c->bytes > s->bytes ||
+	           c->time_ns > s->time_ns || c->errors > s->errors));
+	if (*changed) {
 		s->ops = c->ops;
-		s->bytes = c->bytes;
-		s->time_ns = c->time_ns;
-		s->errors = c->errors;
+		s->bytes = c->bytes > s->bytes ? c->bytes : s->bytes;
+		s->time_ns = c->time_ns > s->time_ns ? c->time_ns : s->time_ns;
+		s->errors = c->errors > s->errors ? c->errors : s->errors;
 	}
+	*latest = *c;
+	latest->ops = s->ops;
+	latest->bytes = s->bytes;
+	latest->time_ns = s->time_ns;
+	latest->errors = s->errors;
 	return IOP_OK;
 }

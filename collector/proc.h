@@ -20,6 +20,7 @@ struct proc_counter {
 
 struct proc {
 	uint32_t node, pid, rank;
+	uint32_t image;      /* program images seen before this one (exec) */
 	uint64_t seq;        /* last accepted frame */
 	bool ended, gone;
 	uint64_t seen_ns;    /* arrival of its last frame */
@@ -48,9 +49,11 @@ static inline uint64_t proc_hash(const struct proc *p, uint32_t id)
 }
 enum iop_err proc_set_name(struct proc *p, uint32_t id, uint64_t hash);
 
-/* Stores a cumulative counter and returns its increment since the last
- * one (zero when it went backwards: a restarted count is not trusted). */
-enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *delta);
+/* Stores a cumulative counter: *latest = the process's values now (each
+ * the largest seen: a count going backwards is not trusted), *changed =
+ * whether they grew. */
+enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *latest,
+                          bool *changed);
 
 /* True when a transfer at offset continues the last one on the file; then
  * remembers where this one ends. */

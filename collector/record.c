@@ -46,7 +46,8 @@ struct coll_record *coll_record_open(const char *path, const struct coll_job_inf
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);
 	coll_iso_time(job->start_ns, start, sizeof start);
 	gethostname(host, sizeof host - 1);
-	json_t *meta = json_pack("{s:i,s:s,s:s,s:s,s:s,s:I,s:s}", "v", 1, "job", id, "start", start,
+	json_t *meta = json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:s}", "v", 1, "delta_version",
+	                         COLL_DELTA_VERSION, "job", id, "start", start,
 	                         "command", job->command ? job->command : "", "host", host,
 	                         "tick_ns", (json_int_t)job->tick_ns, "payloads",
 	                         "DELTA: tick delta body (docs/collector.md); ALERT: alert JSON");

@@ -46,6 +46,7 @@ void coll_state_free(struct coll_state *s)
 		free(tr->v);
 	}
 	coll_tick_free(&s->totals);
+	coll_ctrset_free(&s->latest);
 	coll_names_free(&s->names);
 	free(s->ranks);
 	free(s->hosts);
@@ -147,13 +148,18 @@ static enum iop_err history_push(struct coll_state *s, const struct coll_tick *k
 
 static enum iop_err apply_counters(struct coll_state *s, const struct coll_delta *d)
 {
-	for (uint32_t i = 0; i < d->n_counters; i++) {
-		const struct coll_counter *c = &d->counters[i];
+	for (uint32_t i = 0; i < d->ctr.n; i++) {
+		struct coll_counter up;
+		enum iop_err e = coll_ctrset_add(&s->latest, &d->ctr.v[i], COLL_STATE_MAX_COUNTERS, &up);
+		if (e)
+			return e;
+		if (!up.ops && !up.bytes && !up.time_ns && !up.errors)
+			continue;
+		const struct coll_counter *c = &up;
 		struct coll_key key = {.id = c->file, .rank = c->rank, .kind = COLL_ROW_FILE,
 		                       .layer = c->layer, .cls = c->cls};
 		struct coll_cell *cell;
-		enum iop_err e = coll_tick_row(&s->totals, &key, &cell);
-		if (e)
+		if ((e = coll_tick_row(&s->totals, &key, &cell)))
 			return e;
 		cell->ops += c->ops;
 		cell->bytes += c->bytes;

@@ -6,7 +6,9 @@
  *   names    the dictionary (paths, datasets, sites, hosts)
  *   totals   exact cumulative counters per (rank, file, layer, class), from
  *            the shims' counters, not from events: they stay exact when
- *            events are dropped
+ *            events are dropped. Each process's latest counters are kept
+ *            (latest); a counter raises the total by how much it grew, so
+ *            one received twice (a resend, a restarted leaf) counts once
  *   ranks    per rank: node, processes, state, exclusive I/O time
  *   history  closed ticks: full resolution for the last hist_ticks, then
  *            bins of bin1_ticks for bin1_count bins, then bins of bin2_ticks
@@ -22,6 +24,9 @@
 #include "events.h"
 #include "names.h"
 #include "tick.h"
+
+/* Processes x (file, layer, class) counters the state keeps (about 64 MiB). */
+#define COLL_STATE_MAX_COUNTERS (1u << 20)
 
 struct coll_history_cfg {
 	uint32_t full_ticks;            /* default 600 (10 min of 1 s ticks) */
@@ -50,6 +55,7 @@ struct coll_state {
 	uint64_t tick_ns;
 	struct coll_names names;
 	struct coll_tick totals; /* FILE rows keyed (file, rank, layer, class): ops, bytes, time_ns, errors */
+	struct coll_ctrset latest; /* each process's latest counters; totals are their sums */
 	struct coll_host {
 		uint32_t node; /* node id: the host name's hash cut to 32 bits */
 		const char *name; /* in names */

@@ -28,6 +28,8 @@ struct opened {
 	char command[1024];
 };
 
+static void close_recording(struct opened *o);
+
 static int open_recording(const char *cmd, const char *path, struct opened *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -49,7 +51,15 @@ static int open_recording(const char *cmd, const char *path, struct opened *o)
 		const char *c = json_string_value(json_object_get(m, "command"));
 		snprintf(o->command, sizeof o->command, "%s", c ? c : "");
 		o->tick_ns = (uint64_t)json_integer_value(json_object_get(m, "tick_ns"));
+		json_int_t dv = json_integer_value(json_object_get(m, "delta_version"));
 		json_decref(m);
+		if (dv != COLL_DELTA_VERSION) {
+			fprintf(stderr, "iopulse %s: %s: its ticks are in delta version %d; this iopulse "
+			                "reads version %d (a recording made before iopulse 0.1: record "
+			                "the job again)\n", cmd, path, (int)dv, COLL_DELTA_VERSION);
+			close_recording(o);
+			return 2;
+		}
 	}
 	struct rec_info info;
 	if (rec_info(o->r, &info) == IOP_OK) {
