@@ -33,36 +33,35 @@
 #include "auth.h"
 #include "clock.h"
 #include "frame.h"
-#include "headless.h"
+#include "intake.h"
 #include "jobcard.h"
-#include "judge.h"
 #include "leaf.h"
-#include "record.h"
+#include "link.h"
+#include "netenv.h"
 #include "root.h"
-#include "rules.h"
+#include "rootout.h"
 #include "run_opts.h"
 
 #define DRAIN_IDLE_NS (300 * 1000000ull) /* after the command: quiet this long, done */
 #define DRAIN_MAX_NS  (3000 * 1000000ull) /* after the command: at most this long */
+#define DRAIN_MAX_REMOTE_NS (8000 * 1000000ull) /* the same with leaves on other nodes */
+#define REMOTE_IDLE_NS (1500 * 1000000ull)     /* their last deltas: quiet this long, done */
 
 struct run {
 	struct run_opts opt;
 	struct coll_jobcard card;
 	char dir[PATH_MAX], card_path[1024];
 	char command[1024];
-	int pull, rep; /* nanomsg sockets */
-	int pull_fd, rep_fd;
+	struct coll_intake in; /* this node's ranks */
+	struct coll_downlink *down; /* leaves of other nodes, or NULL */
+	char parent_url[128];       /* where they reach it */
 	struct coll_leaf *leaf;
 	struct coll_root *root;
-	struct coll_headless out;
-	struct coll_alerts *alerts;
-	struct coll_record *rec; /* --record, or NULL */
-	FILE *alerts_file;
-	struct coll_job_info job;
+	struct coll_rootout out;
 	pid_t child;
 	int child_status;
 	bool child_done;
-	uint64_t child_done_ns, last_frame_ns, next_status_ns;
+	uint64_t child_done_ns, next_status_ns, last_remote_ns;
 };
 
 static int sig_pipe[2] = {-1, -1};
@@ -112,31 +111,35 @@ static bool find_shim(char *out, size_t len)
 	return false;
 }
 
-static int open_sockets(struct run *r)
+/* The tcp port leaves on other nodes reach the root at: the first free one
+ * from 7411 (or --listen's), announced to the ranks as the host's first
+ * non-loopback IPv4 address. Without one, the job is monitored on this
+ * node only, with a notice. */
+static void open_downlink(struct run *r)
 {
-	char url[PATH_MAX + 16];
-	int maxsize = IOP_FRAME_MAX_LEN + 1, rcvbuf = 4 << 20;
-	size_t fdlen = sizeof(int);
-	r->pull = nn_socket(AF_SP, NN_PULL);
-	r->rep = nn_socket(AF_SP, NN_REP);
-	if (r->pull < 0 || r->rep < 0)
-		return fail("cannot create sockets", nn_strerror(nn_errno()));
-	nn_setsockopt(r->pull, NN_SOL_SOCKET, NN_RCVMAXSIZE, &maxsize, sizeof maxsize);
-	nn_setsockopt(r->pull, NN_SOL_SOCKET, NN_RCVBUF, &rcvbuf, sizeof rcvbuf);
-	nn_setsockopt(r->rep, NN_SOL_SOCKET, NN_RCVMAXSIZE, &maxsize, sizeof maxsize);
-	if (strlen(r->dir) + 16 > sizeof r->card.leaf)
-		return fail("the runtime directory's path is too long (set TMPDIR)", r->dir);
-	snprintf(url, sizeof url, "ipc://%s/leaf.ipc", r->dir);
-	if (nn_bind(r->pull, url) < 0)
-		return fail("cannot listen for the ranks", nn_strerror(nn_errno()));
-	memcpy(r->card.leaf, url, strlen(url) + 1);
-	snprintf(url, sizeof url, "ipc://%s/final.ipc", r->dir);
-	if (nn_bind(r->rep, url) < 0)
-		return fail("cannot listen for last frames", nn_strerror(nn_errno()));
-	if (nn_getsockopt(r->pull, NN_SOL_SOCKET, NN_RCVFD, &r->pull_fd, &fdlen) < 0 ||
-	    nn_getsockopt(r->rep, NN_SOL_SOCKET, NN_RCVFD, &r->rep_fd, &fdlen) < 0)
-		return fail("cannot poll sockets", nn_strerror(nn_errno()));
-	return 0;
+	char url[128], host[64] = "127.0.0.1";
+	if (r->opt.listen) {
+		const char *urls[] = {r->opt.listen};
+		const char *bad;
+		if (coll_downlink_new(urls, 1, r->card.job_id, &r->card.key, &r->down, &bad) != IOP_OK) {
+			fprintf(stderr, "iopulse run: warning: cannot listen at %s for other nodes' "
+			                "collectors: %s; monitoring this node only\n", bad ? bad : "",
+			        nn_strerror(nn_errno()));
+			return;
+		}
+		snprintf(r->parent_url, sizeof r->parent_url, "%s", r->opt.listen);
+		return;
+	}
+	coll_first_ipv4(host, sizeof host);
+	for (int port = 7411; port < 7451 && !r->down; port++) {
+		snprintf(url, sizeof url, "tcp://*:%d", port);
+		const char *urls[] = {url};
+		if (coll_downlink_new(urls, 1, r->card.job_id, &r->card.key, &r->down, NULL) == IOP_OK)
+			snprintf(r->parent_url, sizeof r->parent_url, "tcp://%s:%d", host, port);
+	}
+	if (!r->down)
+		fprintf(stderr, "iopulse run: warning: no free tcp port in 7411-7450 for other nodes' "
+		                "collectors; monitoring this node only\n");
 }
 
 static int setup_job(struct run *r)
@@ -151,11 +154,13 @@ static int setup_job(struct run *r)
 	snprintf(r->dir, sizeof r->dir, "%s/iopulse-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(r->dir))
 		return fail("cannot make a runtime directory", strerror(errno));
-	int rc = open_sockets(r);
-	if (rc)
-		return rc;
+	char why[PATH_MAX + 128];
+	if (coll_intake_open(&r->in, r->dir, r->leaf, why, sizeof why))
+		return fail(why, NULL);
+	memcpy(r->card.leaf, r->in.leaf_url, strlen(r->in.leaf_url) + 1);
+	open_downlink(r);
 	gethostname(r->card.host, sizeof r->card.host - 1);
-	snprintf(r->card.root, sizeof r->card.root, "%s", r->card.leaf);
+	snprintf(r->card.root, sizeof r->card.root, "%s", r->parent_url[0] ? r->parent_url : r->card.leaf);
 	snprintf(r->card.command, sizeof r->card.command, "%s", r->command);
 	r->card.start_ns = iop_real_ns();
 	r->card.pid = getpid();
@@ -215,52 +220,40 @@ static char *preload_list(const char *shim, const char *also, const char *old)
 /* In the child: the ranks' environment, then the command. */
 static void exec_command(struct run *r, const char *shim)
 {
-	char key[IOP_KEY_HEX + 1], job[17], final[PATH_MAX + 16];
+	char key[IOP_KEY_HEX + 1], job[17], exe[PATH_MAX];
 	iop_key_to_hex(&r->card.key, key);
 	snprintf(job, sizeof job, "%016" PRIx64, r->card.job_id);
-	snprintf(final, sizeof final, "ipc://%s/final.ipc", r->dir);
 	char *pre = preload_list(shim, r->opt.also_preload, getenv("LD_PRELOAD"));
-	setenv("IOPULSE_ADDR", r->card.leaf, 1);
+	setenv("IOPULSE_ADDR", r->in.leaf_url, 1);
 	setenv("IOPULSE_KEY", key, 1);
 	setenv("IOPULSE_JOB", job, 1);
-	setenv("IOPULSE_FINAL_ADDR", final, 1);
+	setenv("IOPULSE_FINAL_ADDR", r->in.final_url, 1);
 	if (pre)
 		setenv("LD_PRELOAD", pre, 1);
+	/* Ranks on other nodes: the first on each starts the node's leaf
+	 * (docs/collector.md, "The tree"), which reaches this root. */
+	if (r->down) {
+		setenv("IOPULSE_PARENT", r->parent_url, 1);
+		setenv("IOPULSE_ROOT_HOST", r->card.host, 1);
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = 0;
+			setenv("IOPULSE_EXE", exe, 1);
+		}
+	}
+	char **argv = r->down ? coll_forward_argv(r->opt.cmd) : NULL;
+	if (r->down && !argv)
+		coll_forward_env();
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
-	execvp(r->opt.cmd[0], r->opt.cmd);
+	execvp(r->opt.cmd[0], argv ? argv : r->opt.cmd);
 	fprintf(stderr, "iopulse run: cannot run %s: %s\n", r->opt.cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
 /* ---- the engine's callbacks ---- */
-
-/* Every state goes to the JSON outputs; the human line is printed when an
- * alert starts, escalates or ends. */
-static void on_alert(void *arg, const struct coll_alert *a)
-{
-	struct run *r = arg;
-	const struct coll_state *s = coll_root_state(r->root);
-	json_t *rec = coll_alert_json(a, coll_state_name, (void *)s);
-	char line[512];
-	bool show = a->state != COLL_ALERT_ONGOING || a->escalated;
-	if (show && coll_alert_line(a, line, sizeof line) < 0)
-		show = false;
-	coll_headless_alert(&r->out, rec, show ? line : NULL, (int)a->severity,
-	                    a->state == COLL_ALERT_START);
-	coll_record_alert(r->rec, a->t_ns, rec);
-	json_decref(rec);
-}
-
-static void on_root_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
-{
-	struct run *r = arg;
-	coll_headless_tick(&r->out, d, s);
-	(void)coll_judge_tick(r->alerts, d, s, on_alert, r);
-	coll_record_tick(r->rec, d);
-}
 
 static void on_leaf_delta(void *arg, struct coll_delta *d)
 {
@@ -268,54 +261,20 @@ static void on_leaf_delta(void *arg, struct coll_delta *d)
 	(void)coll_root_delta(r->root, d);
 }
 
+static void on_remote_delta(void *arg, struct coll_delta *d)
+{
+	struct run *r = arg;
+	(void)coll_root_delta(r->root, d);
+	r->last_remote_ns = iop_real_ns();
+}
+
 static void advance(struct run *r, uint64_t now, bool flush)
 {
 	coll_leaf_advance(r->leaf, now, flush, on_leaf_delta, r);
-	coll_root_advance(r->root, now, flush, on_root_tick, r);
+	coll_root_advance(r->root, now, flush, coll_rootout_tick, &r->out);
 }
 
 /* ---- the loop ---- */
-
-static void take_frame(struct run *r, const void *buf, int len)
-{
-	uint64_t now = iop_real_ns();
-	(void)coll_leaf_frame(r->leaf, buf, (size_t)len, now);
-	r->last_frame_ns = now;
-}
-
-static unsigned drain_pull(struct run *r, unsigned max)
-{
-	unsigned n = 0;
-	for (; n < max; n++) {
-		void *msg;
-		int len = nn_recv(r->pull, &msg, NN_MSG, NN_DONTWAIT);
-		if (len < 0)
-			break;
-		take_frame(r, msg, len);
-		nn_freemsg(msg);
-	}
-	return n;
-}
-
-/* A last frame over REQ/REP: the frames before it went over PUSH and may
- * still be on their way; take what the pull socket has (waiting up to
- * 50 ms for more) before it, so the sequence stays in order. */
-static void take_final(struct run *r)
-{
-	void *msg;
-	int len = nn_recv(r->rep, &msg, NN_MSG, NN_DONTWAIT);
-	if (len < 0)
-		return;
-	for (int i = 0; i < 10; i++) {
-		drain_pull(r, UINT_MAX);
-		struct pollfd p = {.fd = r->pull_fd, .events = POLLIN};
-		if (poll(&p, 1, 5) <= 0)
-			break;
-	}
-	take_frame(r, msg, len);
-	nn_freemsg(msg);
-	nn_send(r->rep, "ok", 2, NN_DONTWAIT);
-}
 
 static void on_signals(struct run *r, uint64_t now)
 {
@@ -335,7 +294,7 @@ static void on_signals(struct run *r, uint64_t now)
 			}
 			break;
 		}
-		case SIGUSR1: coll_headless_status(&r->out, coll_root_state(r->root), now); break;
+		case SIGUSR1: coll_headless_status(&r->out.out, coll_root_state(r->root), now); break;
 		case SIGTERM:
 		case SIGINT:
 		case SIGHUP:
@@ -347,18 +306,21 @@ static void on_signals(struct run *r, uint64_t now)
 }
 
 /* After the command: every process it started has said goodbye (or
- * went silent), or the bounds passed. */
+ * went silent), other nodes' leaves have gone quiet, or the bounds passed. */
 static bool drained(struct run *r, uint64_t now)
 {
 	if (!r->child_done)
 		return false;
 	struct coll_leaf_procs p;
 	coll_leaf_procs(r->leaf, &p);
-	if (now - r->child_done_ns >= DRAIN_MAX_NS)
+	bool remote = r->last_remote_ns != 0;
+	if (now - r->child_done_ns >= (remote ? DRAIN_MAX_REMOTE_NS : DRAIN_MAX_NS))
 		return true;
+	if (remote && now - r->last_remote_ns < REMOTE_IDLE_NS)
+		return false;
 	if (p.ended + p.gone >= p.seen)
 		return now - r->child_done_ns >= 20000000ull; /* stragglers of the last send */
-	return now - r->last_frame_ns >= DRAIN_IDLE_NS && now - r->child_done_ns >= DRAIN_IDLE_NS;
+	return now - r->in.last_frame_ns >= DRAIN_IDLE_NS && now - r->child_done_ns >= DRAIN_IDLE_NS;
 }
 
 static void loop(struct run *r)
@@ -368,7 +330,7 @@ static void loop(struct run *r)
 		advance(r, now, false);
 		if (r->opt.status_every_ns && now >= r->next_status_ns) {
 			if (r->next_status_ns)
-				coll_headless_status(&r->out, coll_root_state(r->root), now);
+				coll_headless_status(&r->out.out, coll_root_state(r->root), now);
 			r->next_status_ns = now + r->opt.status_every_ns;
 		}
 		if (drained(r, now))
@@ -382,17 +344,20 @@ static void loop(struct run *r)
 		int timeout = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 		if (r->child_done && timeout > 20)
 			timeout = 20;
-		struct pollfd p[3] = {{.fd = r->pull_fd, .events = POLLIN},
-		                      {.fd = r->rep_fd, .events = POLLIN},
-		                      {.fd = sig_pipe[0], .events = POLLIN}};
-		if (poll(p, 3, timeout) < 0 && errno != EINTR)
+		struct pollfd p[4] = {{.fd = r->in.pull_fd, .events = POLLIN},
+		                      {.fd = r->in.rep_fd, .events = POLLIN},
+		                      {.fd = sig_pipe[0], .events = POLLIN},
+		                      {.fd = r->down ? coll_downlink_fd(r->down) : -1, .events = POLLIN}};
+		if (poll(p, 4, timeout) < 0 && errno != EINTR)
 			return;
 		if (p[0].revents & POLLIN)
-			drain_pull(r, 4096);
+			coll_intake_drain(&r->in, 4096);
 		if (p[1].revents & POLLIN)
-			take_final(r);
+			coll_intake_final(&r->in);
 		if (p[2].revents & POLLIN)
 			on_signals(r, iop_real_ns());
+		if (p[3].revents & POLLIN)
+			coll_downlink_pump(r->down, 256, on_remote_delta, r);
 	}
 }
 
@@ -400,33 +365,22 @@ static int exit_status(const struct run *r)
 {
 	int st = r->child_status;
 	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 2;
-	if (rc == 0 && r->opt.fail_on && r->out.worst >= r->opt.fail_on)
+	if (rc == 0 && r->opt.fail_on && r->out.out.worst >= r->opt.fail_on)
 		return 3;
 	return rc;
 }
 
 static void cleanup(struct run *r)
 {
-	if (r->pull >= 0)
-		nn_close(r->pull);
-	if (r->rep >= 0)
-		nn_close(r->rep);
-	char path[PATH_MAX + 32];
-	snprintf(path, sizeof path, "%s/leaf.ipc", r->dir);
-	unlink(path);
-	snprintf(path, sizeof path, "%s/final.ipc", r->dir);
-	unlink(path);
+	coll_intake_close(&r->in);
+	coll_downlink_free(r->down);
 	if (r->dir[0])
 		rmdir(r->dir);
 	if (r->card_path[0])
 		unlink(r->card_path);
 	coll_leaf_free(r->leaf);
 	coll_root_free(r->root);
-	coll_alerts_free(r->alerts);
-	coll_record_close(r->rec);
-	coll_headless_free(&r->out);
-	if (r->alerts_file)
-		fclose(r->alerts_file);
+	coll_rootout_close(&r->out);
 }
 
 static int start(struct run *r)
@@ -434,39 +388,29 @@ static int start(struct run *r)
 	char shim[PATH_MAX];
 	if (!find_shim(shim, sizeof shim))
 		return fail("cannot find libiopulse.so (set IOPULSE_SHIM to its path)", NULL);
-	if (r->opt.alerts_path && !(r->alerts_file = fopen(r->opt.alerts_path, "a")))
-		return fail("cannot open the alerts file", strerror(errno));
-	struct coll_rules rules;
-	coll_rules_default(&rules);
-	char err[512];
-	if (r->opt.rules_path && coll_rules_load_json(&rules, r->opt.rules_path, err, sizeof err)) {
-		fprintf(stderr, "iopulse run: %s\n", err);
-		return 1;
-	}
-	if (coll_alerts_new(&rules, &r->alerts) != IOP_OK)
-		return fail("out of memory", NULL);
-	join_command(r, r->opt.cmd);
-	int rc = setup_job(r);
+	int rc = coll_rootout_open(&r->out, &r->opt, "iopulse run");
 	if (rc)
 		return rc;
+	join_command(r, r->opt.cmd);
 	uint64_t now = iop_real_ns();
 	struct coll_leaf_cfg lc;
 	coll_leaf_cfg_default(&lc);
 	lc.tick_ns = r->opt.tick_ns;
-	lc.job_id = r->card.job_id;
-	lc.key = r->card.key;
 	struct coll_root_cfg rc_;
 	coll_root_cfg_default(&rc_, r->opt.tick_ns);
 	if (rc_.grace_ns < lc.grace_ns + 50000000ull)
 		rc_.grace_ns = lc.grace_ns + 50000000ull;
+	if ((rc = setup_job(r)))
+		return rc;
+	lc.job_id = r->card.job_id;
+	lc.key = r->card.key;
 	if (coll_leaf_new(&lc, now, &r->leaf) != IOP_OK || coll_root_new(&rc_, now, &r->root) != IOP_OK)
 		return fail("out of memory", NULL);
-	coll_headless_init(&r->out, r->opt.jsonl ? stdout : NULL, r->alerts_file, !r->opt.jsonl);
-	r->job = (struct coll_job_info){.id = r->card.job_id, .start_ns = now, .command = r->command,
-	                                .tick_ns = r->opt.tick_ns};
-	coll_headless_meta(&r->out, &r->job);
-	if (r->opt.record_path && !(r->rec = coll_record_open(r->opt.record_path, &r->job)))
-		return 2;
+	r->in.leaf = r->leaf;
+	struct coll_job_info job = {.id = r->card.job_id, .start_ns = now, .command = r->command,
+	                            .tick_ns = r->opt.tick_ns};
+	if ((rc = coll_rootout_start(&r->out, &job, coll_root_state(r->root))))
+		return rc;
 
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return fail("cannot make a pipe", strerror(errno));
@@ -487,7 +431,7 @@ static int start(struct run *r)
 
 int coll_cmd_run(int argc, char **argv)
 {
-	struct run r = {.pull = -1, .rep = -1};
+	struct run r = {.in = {.pull = -1, .rep = -1}};
 	int rc = coll_run_opts_parse(&r.opt, argc, argv);
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -498,14 +442,7 @@ int coll_cmd_run(int argc, char **argv)
 	loop(&r);
 	uint64_t end = iop_real_ns();
 	advance(&r, end, true);
-	r.job.end_ns = end;
-	/* Alerts end with the last tick, as when replaying the recording. */
-	const struct coll_state *st = coll_root_state(r.root);
-	coll_alerts_finish(r.alerts, st->ticks_applied ? (uint64_t)(st->last_t + 1) * st->tick_ns : end,
-	                   on_alert, &r);
-	coll_headless_summary(&r.out, coll_root_state(r.root), &r.job,
-	                      coll_judge_history_json(r.alerts, coll_root_state(r.root)),
-	                      r.opt.summary_path);
+	coll_rootout_finish(&r.out, end);
 	rc = exit_status(&r);
 	cleanup(&r);
 	return rc;

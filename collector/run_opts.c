@@ -27,6 +27,9 @@ static void usage(FILE *to)
 	        "  --status-every DUR    a status line on stderr every DUR (e.g. 30s, 2m; default off)\n"
 	        "  --also-preload LIB    preload LIB below the shim in every process (tests:\n"
 	        "                        the fault-injection library)\n"
+	        "  --listen URL          where the leaves of other nodes reach this root\n"
+	        "                        (default tcp://*:PORT, the first free port from 7411,\n"
+	        "                        announced at this host's first IPv4 address)\n"
 	        "  -h, --help            this text\n"
 	        "\n"
 	        "Exit status: COMMAND's own; 3 with --fail-on when an alert matched and COMMAND\n"
@@ -64,7 +67,7 @@ int coll_run_opts_parse(struct run_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));
 	o->tick_ns = 1000000000ull;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
@@ -72,6 +75,7 @@ int coll_run_opts_parse(struct run_opts *o, int argc, char **argv)
 		{"rules", required_argument, NULL, O_RULES},   {"fail-on", required_argument, NULL, O_FAIL},
 		{"status-every", required_argument, NULL, O_STATUS},
 		{"also-preload", required_argument, NULL, O_PRELOAD},
+		{"listen", required_argument, NULL, O_LISTEN},
 		{"help", no_argument, NULL, 'h'},           {0}};
 	optind = 1;
 	int ch;
@@ -90,6 +94,7 @@ int coll_run_opts_parse(struct run_opts *o, int argc, char **argv)
 		case O_RECORD: o->record_path = optarg; break;
 		case O_RULES: o->rules_path = optarg; break;
 		case O_PRELOAD: o->also_preload = optarg; break;
+		case O_LISTEN: o->listen = optarg; break;
 		case O_TICK: {
 			unsigned long ms = strtoul(optarg, &end, 10);
 			if (*end || ms < 100 || ms > 60000)

@@ -1,0 +1,35 @@
+/* A leaf's intake from the ranks of its node: a PULL socket for their
+ * frames and a REP socket for their last frames (acknowledged, since
+ * nanomsg has no linger), both ipc:// in a runtime directory, feeding a
+ * coll_leaf. Used by `iopulse run` (the launching node's leaf) and by
+ * `iopulse collector --role leaf`. */
+#ifndef COLL_INTAKE_H
+#define COLL_INTAKE_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "leaf.h"
+
+struct coll_intake {
+	int pull, rep;       /* nanomsg sockets, -1 when closed */
+	int pull_fd, rep_fd; /* for poll */
+	char dir[PATH_MAX];
+	char leaf_url[PATH_MAX + 16], final_url[PATH_MAX + 16];
+	struct coll_leaf *leaf;
+	uint64_t last_frame_ns;
+};
+
+/* Binds ipc://DIR/leaf.ipc and ipc://DIR/final.ipc. 0, or -1 with the
+ * reason in why. */
+int coll_intake_open(struct coll_intake *in, const char *dir, struct coll_leaf *leaf, char *why,
+                     size_t why_len);
+/* Closes the sockets and removes their files (not the directory). */
+void coll_intake_close(struct coll_intake *in);
+/* Takes up to max frames waiting on the PULL socket. */
+unsigned coll_intake_drain(struct coll_intake *in, unsigned max);
+/* Takes a last frame waiting on the REP socket (after what PULL still
+ * holds of the same process) and acknowledges it. */
+void coll_intake_final(struct coll_intake *in);
+
+#endif

@@ -1,0 +1,96 @@
+/* Host address and launcher environment. See netenv.h. */
+#include "netenv.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+void coll_first_ipv4(char *buf, size_t len)
+{
+	struct ifaddrs *all;
+	if (getifaddrs(&all) < 0)
+		return;
+	for (struct ifaddrs *i = all; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_LOOPBACK) ||
+		    !(i->ifa_flags & IFF_UP))
+			continue;
+		const struct sockaddr_in *a = (const struct sockaddr_in *)(const void *)i->ifa_addr;
+		if (inet_ntop(AF_INET, &a->sin_addr, buf, (socklen_t)len))
+			break;
+	}
+	freeifaddrs(all);
+}
+
+static bool listed(const char *list, const char *name, size_t n)
+{
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+static bool forwarded(const char *var)
+{
+	return !strncmp(var, "IOPULSE_", 8) || !strncmp(var, "IOPFAULT_", 9) ||
+	       !strncmp(var, "LD_PRELOAD=", 11);
+}
+
+char **coll_forward_argv(char **argv)
+{
+	size_t n = 0, dash_x = 0, ours = 0;
+	for (; argv[n]; n++)
+		dash_x += !strcmp(argv[n], "-x");
+	for (char **e = environ; *e; e++)
+		ours += forwarded(*e);
+	if (!dash_x || !n)
+		return NULL;
+	char **out = calloc(n + 2 * ours + 1, sizeof(*out));
+	if (!out)
+		return NULL;
+	size_t k = 0;
+	out[k++] = argv[0];
+	for (char **e = environ; *e; e++) {
+		if (!forwarded(*e))
+			continue;
+		out[k++] = "-x";
+		out[k++] = strndup(*e, (size_t)(strchr(*e, '=') - *e));
+	}
+	for (size_t i = 1; i < n; i++)
+		out[k++] = argv[i];
+	return out;
+}
+
+void coll_forward_env(void)
+{
+	const char *old = getenv("OMPI_MCA_mca_base_env_list");
+	size_t cap = (old ? strlen(old) : 0) + 64;
+	for (char **e = environ; *e; e++)
+		cap += strlen(*e) + 1;
+	char *list = malloc(cap);
+	if (!list)
+		return;
+	snprintf(list, cap, "%s", old ? old : "");
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || !forwarded(*e))
+			continue;
+		size_t n = (size_t)(eq - *e);
+		if (listed(list, *e, n))
+			continue;
+		size_t at = strlen(list);
+		snprintf(list + at, cap - at, "%s%.*s", at ? ";" : "", (int)n, *e);
+	}
+	setenv("OMPI_MCA_mca_base_env_list", list, 1);
+	free(list);
+}

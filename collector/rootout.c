@@ -1,0 +1,91 @@
+/* A root's outputs. See rootout.h. */
+#include "rootout.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "judge.h"
+#include "rules.h"
+
+int coll_rootout_open(struct coll_rootout *o, const struct run_opts *opt, const char *who)
+{
+	memset(o, 0, sizeof(*o));
+	o->opt = opt;
+	if (opt->alerts_path && !(o->alerts_file = fopen(opt->alerts_path, "a"))) {
+		fprintf(stderr, "%s: cannot open the alerts file %s: %s\n", who, opt->alerts_path,
+		        strerror(errno));
+		return 2;
+	}
+	struct coll_rules rules;
+	coll_rules_default(&rules);
+	char err[512];
+	if (opt->rules_path && coll_rules_load_json(&rules, opt->rules_path, err, sizeof err)) {
+		fprintf(stderr, "%s: %s\n", who, err);
+		return 1;
+	}
+	if (coll_alerts_new(&rules, &o->alerts) != IOP_OK) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return 2;
+	}
+	coll_headless_init(&o->out, opt->jsonl ? stdout : NULL, o->alerts_file, !opt->jsonl);
+	return 0;
+}
+
+int coll_rootout_start(struct coll_rootout *o, const struct coll_job_info *job,
+                       const struct coll_state *state)
+{
+	o->job = *job;
+	o->state = state;
+	coll_headless_meta(&o->out, &o->job);
+	if (o->opt->record_path && !(o->rec = coll_record_open(o->opt->record_path, &o->job)))
+		return 2;
+	return 0;
+}
+
+/* Every state goes to the JSON outputs; the human line is printed when an
+ * alert starts, escalates or ends. */
+static void on_alert(void *arg, const struct coll_alert *a)
+{
+	struct coll_rootout *o = arg;
+	json_t *rec = coll_alert_json(a, coll_state_name, (void *)o->state);
+	char line[512];
+	bool show = a->state != COLL_ALERT_ONGOING || a->escalated;
+	if (show && coll_alert_line(a, line, sizeof line) < 0)
+		show = false;
+	coll_headless_alert(&o->out, rec, show ? line : NULL, (int)a->severity,
+	                    a->state == COLL_ALERT_START);
+	coll_record_alert(o->rec, a->t_ns, rec);
+	json_decref(rec);
+}
+
+void coll_rootout_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
+{
+	struct coll_rootout *o = arg;
+	coll_headless_tick(&o->out, d, s);
+	(void)coll_judge_tick(o->alerts, d, s, on_alert, o);
+	coll_record_tick(o->rec, d);
+}
+
+void coll_rootout_finish(struct coll_rootout *o, uint64_t end_ns)
+{
+	const struct coll_state *st = o->state;
+	o->job.end_ns = end_ns;
+	/* Alerts end with the last tick, as when replaying the recording. */
+	coll_alerts_finish(o->alerts,
+	                   st->ticks_applied ? (uint64_t)(st->last_t + 1) * st->tick_ns : end_ns,
+	                   on_alert, o);
+	coll_headless_summary(&o->out, st, &o->job, coll_judge_history_json(o->alerts, st),
+	                      o->opt->summary_path);
+}
+
+void coll_rootout_close(struct coll_rootout *o)
+{
+	coll_alerts_free(o->alerts);
+	o->alerts = NULL;
+	coll_record_close(o->rec);
+	o->rec = NULL;
+	coll_headless_free(&o->out);
+	if (o->alerts_file)
+		fclose(o->alerts_file);
+	o->alerts_file = NULL;
+}

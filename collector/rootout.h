@@ -1,0 +1,39 @@
+/* What a root does with each closed tick: headless output (alert lines,
+ * JSON lines, status), the alerts, the recording; and at the end the
+ * alerts' close and the summary. Used by `iopulse run` and by
+ * `iopulse collector --role root`. */
+#ifndef COLL_ROOTOUT_H
+#define COLL_ROOTOUT_H
+
+#include <stdio.h>
+
+#include "alerts.h"
+#include "headless.h"
+#include "record.h"
+#include "run_opts.h"
+#include "state.h"
+#include "summary.h"
+
+struct coll_rootout {
+	const struct run_opts *opt;
+	struct coll_headless out;
+	struct coll_alerts *alerts;
+	struct coll_record *rec; /* --record, or NULL */
+	FILE *alerts_file;
+	struct coll_job_info job;
+	const struct coll_state *state; /* the root's, for names */
+};
+
+/* Loads the rules and opens the outputs; 0, or the exit status to give
+ * (1 bad rules file, 2 runtime error), the reason printed with who. */
+int coll_rootout_open(struct coll_rootout *o, const struct run_opts *opt, const char *who);
+/* Starts the outputs for a job (meta record, recording). 0 or 2. */
+int coll_rootout_start(struct coll_rootout *o, const struct coll_job_info *job,
+                       const struct coll_state *state);
+/* A coll_tick_fn: output, alerts and recording of a closed tick. */
+void coll_rootout_tick(void *o, const struct coll_delta *d, const struct coll_state *s);
+/* Ends the alerts with the last tick and writes the summary. */
+void coll_rootout_finish(struct coll_rootout *o, uint64_t end_ns);
+void coll_rootout_close(struct coll_rootout *o);
+
+#endif
