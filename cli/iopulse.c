@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd_collector.h"
 #include "frame.h"
 #include "inspect.h"
 #include "jobcard.h"
@@ -18,6 +19,7 @@ struct subcommand {
 static const struct subcommand commands[] = {
 	{"run", coll_cmd_run, "run a command with every process monitored"},
 	{"jobs", coll_cmd_jobs, "list this user's running jobs"},
+	{"collector", coll_cmd_collector, "run one collector of a job's tree (leaf, mid or root)"},
 	{"verify", rec_cmd_verify, "check a recording and say what it holds"},
 	{"summary", rec_cmd_summary, "print the end-of-job summary of a recording"},
 };

@@ -85,7 +85,8 @@ void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_ti
 	while (flush ? r->oldest <= last : coll_root_next_close_ns(r) <= now_ns) {
 		struct coll_delta *d = &r->ring[r->oldest % RING];
 		d->tick.t = r->oldest;
-		(void)coll_state_apply(&r->state, d);
+		if (!r->cfg.no_state)
+			(void)coll_state_apply(&r->state, d);
 		if (fn)
 			fn(arg, d, &r->state);
 		coll_delta_reset(d, r->oldest + RING);

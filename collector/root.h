@@ -19,6 +19,7 @@ struct coll_root_cfg {
 	uint64_t tick_ns;
 	uint64_t grace_ns; /* after a tick ends; longer than the leaves' grace */
 	struct coll_history_cfg history;
+	bool no_state; /* a mid: merges and closes ticks, keeps no window state */
 };
 void coll_root_cfg_default(struct coll_root_cfg *cfg, uint64_t tick_ns);
 

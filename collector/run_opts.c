@@ -57,17 +57,62 @@ uint64_t coll_parse_duration_ns(const char *s)
 	return (uint64_t)(v * mul);
 }
 
+static void collector_usage(FILE *to)
+{
+	fprintf(to,
+	        "usage: iopulse collector --role leaf|mid|root [OPTIONS]\n"
+	        "One collector of a job's tree (docs/collector.md, \"The tree\"). `iopulse run`\n"
+	        "starts what a job needs by itself; this is for trees set up by hand.\n"
+	        "\n"
+	        "  --role leaf|mid|root  leaf: takes the ranks of its node (ipc:// in --dir);\n"
+	        "                        mid: merges its children's deltas; root: keeps the\n"
+	        "                        windows, runs the alerts, writes outputs\n"
+	        "  --listen URL          (mid, root) where children connect, e.g. tcp://*:7411;\n"
+	        "                        may be given up to 8 times\n"
+	        "  --parent URL          (leaf, mid) the parent's address (default\n"
+	        "                        $IOPULSE_PARENT)\n"
+	        "  --dir DIR             (leaf) directory of its ipc sockets (default\n"
+	        "                        $TMPDIR/iopulse-JOB-HOST)\n"
+	        "  --card FILE           the job card (key and id); default $IOPULSE_KEY and\n"
+	        "                        $IOPULSE_JOB\n"
+	        "  --exit-idle DUR       (leaf) exit once every process it saw has ended and DUR\n"
+	        "                        passed without a new one (default: run until SIGTERM)\n"
+	        "  --tick MS             tick length, as for iopulse run (default 1000)\n"
+	        "  --format, --alerts, --summary-json, --record, --rules, --status-every\n"
+	        "                        (root) as for iopulse run; the summary is written when\n"
+	        "                        it ends (SIGTERM or SIGINT)\n"
+	        "  -h, --help            this text\n"
+	        "\n"
+	        "Exit status: 0 after SIGTERM/SIGINT or --exit-idle; 1 usage; 2 runtime error.\n");
+}
+
+static const char *who = "iopulse run";
+
 static int bad(const char *msg, const char *arg)
 {
-	fprintf(stderr, "iopulse run: %s '%s'; see 'iopulse run --help'\n", msg, arg);
+	fprintf(stderr, "%s: %s '%s'; see '%s --help'\n", who, msg, arg, who);
 	return 1;
 }
 
+static int parse(struct run_opts *o, int argc, char **argv, bool collector);
+
 int coll_run_opts_parse(struct run_opts *o, int argc, char **argv)
+{
+	who = "iopulse run";
+	return parse(o, argc, argv, false);
+}
+
+int coll_collector_opts_parse(struct run_opts *o, int argc, char **argv)
+{
+	who = "iopulse collector";
+	return parse(o, argc, argv, true);
+}
+
+static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 {
 	memset(o, 0, sizeof(*o));
 	o->tick_ns = 1000000000ull;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
@@ -76,6 +121,9 @@ int coll_run_opts_parse(struct run_opts *o, int argc, char **argv)
 		{"status-every", required_argument, NULL, O_STATUS},
 		{"also-preload", required_argument, NULL, O_PRELOAD},
 		{"listen", required_argument, NULL, O_LISTEN},
+		{"role", required_argument, NULL, O_ROLE},     {"parent", required_argument, NULL, O_PARENT},
+		{"dir", required_argument, NULL, O_DIR},       {"card", required_argument, NULL, O_CARD},
+		{"exit-idle", required_argument, NULL, O_IDLE},
 		{"help", no_argument, NULL, 'h'},           {0}};
 	optind = 1;
 	int ch;
@@ -94,7 +142,24 @@ int coll_run_opts_parse(struct run_opts *o, int argc, char **argv)
 		case O_RECORD: o->record_path = optarg; break;
 		case O_RULES: o->rules_path = optarg; break;
 		case O_PRELOAD: o->also_preload = optarg; break;
-		case O_LISTEN: o->listen = optarg; break;
+		case O_LISTEN:
+			if (o->n_listens == sizeof o->listens / sizeof *o->listens)
+				return bad("too many --listen", optarg);
+			o->listen = o->listens[o->n_listens++] = optarg;
+			break;
+		case O_ROLE:
+			o->role = !strcmp(optarg, "leaf") ? ROLE_LEAF : !strcmp(optarg, "mid") ? ROLE_MID
+			        : !strcmp(optarg, "root") ? ROLE_ROOT : ROLE_NONE;
+			if (!collector || o->role == ROLE_NONE)
+				return bad("--role takes leaf, mid or root (iopulse collector), not", optarg);
+			break;
+		case O_PARENT: o->parent = optarg; break;
+		case O_DIR: o->dir = optarg; break;
+		case O_CARD: o->card = optarg; break;
+		case O_IDLE:
+			if (!(o->exit_idle_ns = coll_parse_duration_ns(optarg)))
+				return bad("not a duration (e.g. 2s)", optarg);
+			break;
 		case O_TICK: {
 			unsigned long ms = strtoul(optarg, &end, 10);
 			if (*end || ms < 100 || ms > 60000)
@@ -114,10 +179,31 @@ int coll_run_opts_parse(struct run_opts *o, int argc, char **argv)
 			if (!(o->status_every_ns = coll_parse_duration_ns(optarg)))
 				return bad("not a duration (e.g. 30s, 2m)", optarg);
 			break;
-		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return 1;
+		case 'h': (collector ? collector_usage : usage)(stdout); return -1;
+		default: (collector ? collector_usage : usage)(stderr); return 1;
 		}
 	}
+	if (collector) {
+		if (optind < argc)
+			return bad("unexpected argument", argv[optind]);
+		if (o->role == ROLE_NONE) {
+			fprintf(stderr, "iopulse collector: --role leaf|mid|root is required\n");
+			return 1;
+		}
+		if (o->role != ROLE_ROOT && !o->parent && !(o->parent = getenv("IOPULSE_PARENT"))) {
+			fprintf(stderr, "iopulse collector: a %s needs --parent URL (or IOPULSE_PARENT)\n",
+			        o->role == ROLE_LEAF ? "leaf" : "mid");
+			return 1;
+		}
+		if (o->role != ROLE_LEAF && !o->n_listens) {
+			fprintf(stderr, "iopulse collector: a %s needs --listen URL\n",
+			            o->role == ROLE_MID ? "mid" : "root");
+			return 1;
+		}
+		return 0;
+	}
+	if (o->role != ROLE_NONE || o->parent || o->dir || o->card || o->exit_idle_ns || o->n_listens > 1)
+		return bad("an option of iopulse collector, not of iopulse run:", argv[optind - 1]);
 	if (optind >= argc) {
 		fprintf(stderr, "iopulse run: no command to run; usage: iopulse run [OPTIONS] -- COMMAND...\n");
 		return 1;

@@ -12,10 +12,18 @@ struct run_opts {
 	uint64_t tick_ns, status_every_ns;
 	int fail_on; /* 0 none, 1 warn, 2 crit */
 	char **cmd;
+	/* `iopulse collector` only */
+	enum { ROLE_NONE, ROLE_LEAF, ROLE_MID, ROLE_ROOT } role;
+	const char *listens[8];
+	unsigned n_listens;
+	const char *parent, *dir, *card;
+	uint64_t exit_idle_ns; /* leaf: exit when its processes ended and this long passed */
 };
 
 /* 0 ok, -1 help printed (exit 0), 1 usage error (printed). */
 int coll_run_opts_parse(struct run_opts *o, int argc, char **argv);
+/* The same for `iopulse collector` (no command; its own options). */
+int coll_collector_opts_parse(struct run_opts *o, int argc, char **argv);
 /* "30s", "500ms", "2m", "1h"; a bare number is seconds. 0 when invalid. */
 uint64_t coll_parse_duration_ns(const char *s);
 
