@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""Three hosts made of network namespaces on one machine, real tcp between
+them: the root collector in iop-h1, a leaf and two writer processes in each
+of iop-h2 and iop-h3 (each leaf behind a mid in iop-h1 for h3, directly
+under the root for h2). Every writer is a long-lived process under the shim
+writing 4 KiB blocks with pauses. During the run the h2 leaf is killed
+(SIGKILL) and started again, and so is the root. At the end the root's
+summary must hold exactly the bytes and write calls every writer made.
+
+Needs root (ip netns, veth, a bridge); skipped (exit 77) otherwise.
+Usage: netns_tree.py --iopulse BIN --shim LIB [--asan-runtime LIBASAN]
+"""
+import argparse
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+P = "iop%d" % (os.getpid() % 10000)  # namespace prefix: parallel runs stay apart
+HOSTS = {f"{P}h1": "10.88.%d.1", f"{P}h2": "10.88.%d.2", f"{P}h3": "10.88.%d.3"}
+NET = os.getpid() % 200 + 20
+WRITES, BLOCK = 120, 4096
+
+
+def sh(*cmd, check=True):
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+def setup():
+    sh("ip", "netns", "add", f"{P}sw")
+    sh("ip", "netns", "exec", f"{P}sw", "ip", "link", "add", "br0", "type", "bridge")
+    sh("ip", "netns", "exec", f"{P}sw", "ip", "link", "set", "br0", "up")
+    for i, (ns, ip) in enumerate(HOSTS.items()):
+        sh("ip", "netns", "add", ns)
+        a, b = f"{P}v{i}a", f"{P}v{i}b"
+        sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
+        sh("ip", "link", "set", a, "netns", ns)
+        sh("ip", "link", "set", b, "netns", f"{P}sw")
+        sh("ip", "netns", "exec", f"{P}sw", "ip", "link", "set", b, "master", "br0", "up")
+        sh("ip", "netns", "exec", ns, "ip", "addr", "add", (ip % NET) + "/24", "dev", a)
+        sh("ip", "netns", "exec", ns, "ip", "link", "set", a, "up")
+        sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+
+
+def teardown():
+    for ns in list(HOSTS) + [f"{P}sw"]:
+        sh("ip", "netns", "del", ns, check=False)
+
+
+def addr(ns, port):
+    return "tcp://%s:%d" % (HOSTS[ns] % NET, port)
+
+
+class Job:
+    def __init__(self, a, tmp):
+        self.a, self.tmp = a, tmp
+        self.env = dict(os.environ, IOPULSE_KEY=secrets.token_hex(16),
+                        IOPULSE_JOB="%016x" % secrets.randbits(63))
+        self.procs = []
+
+    def start(self, ns, args, log, env=None):
+        p = subprocess.Popen(["ip", "netns", "exec", ns] + args, env=env or self.env,
+                             stdout=open(os.path.join(self.tmp, log), "ab"),
+                             stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def collector(self, ns, role, log, *more):
+        return self.start(ns, [self.a.iopulse, "collector", "--role", role] + list(more), log)
+
+    def root(self):
+        return self.collector(f"{P}h1", "root", "root.log", "--listen", addr(f"{P}h1", 7411),
+                              "--summary-json", os.path.join(self.tmp, "summary.json"))
+
+    def leaf(self, ns, parent):
+        return self.collector(ns, "leaf", f"leaf-{ns}.log", "--parent", parent,
+                              "--dir", os.path.join(self.tmp, ns))
+
+    def writer(self, ns, rank):
+        d = os.path.join(self.tmp, ns)
+        pre = f"{self.a.asan_runtime}:{self.a.shim}" if self.a.asan_runtime else self.a.shim
+        env = dict(self.env, LD_PRELOAD=pre, RANK=str(rank), ASAN_OPTIONS="detect_leaks=0",
+                   IOPULSE_ADDR=f"ipc://{d}/leaf.ipc", IOPULSE_FINAL_ADDR=f"ipc://{d}/final.ipc")
+        code = ("import os,time\n"
+                f"f=os.open('{self.tmp}/out.{rank}', os.O_WRONLY|os.O_CREAT|os.O_TRUNC, 0o600)\n"
+                f"for i in range({WRITES}):\n"
+                f"    os.write(f, b'x'*{BLOCK}); time.sleep(0.05)\n"
+                "os.close(f)\n")
+        # each host its own host name (a UTS namespace), as real nodes have
+        return self.start(ns, ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', ns,
+                               "/usr/bin/python3", "-c", code], f"writer{rank}.log", env)
+
+
+def wait_for(cond, seconds, what):
+    end = time.time() + seconds
+    while time.time() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"FAIL: {what} within {seconds} s")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iopulse", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--asan-runtime", default="")
+    a = ap.parse_args()
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("SKIP: needs root and iproute2 (ip netns)")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="iop-netns-")
+    try:
+        setup()
+    except subprocess.CalledProcessError as e:
+        teardown()
+        print(f"SKIP: cannot make network namespaces here: {e.stderr.strip()}")
+        return 77
+    job = Job(a, tmp)
+    try:
+        h1, h2, h3 = list(HOSTS)
+        for ns in (h2, h3):
+            os.mkdir(os.path.join(tmp, ns), 0o700)
+        root = job.root()
+        job.collector(h1, "mid", "mid.log", "--listen", addr(h1, 7412), "--parent", addr(h1, 7411))
+        leaf2 = job.leaf(h2, addr(h1, 7411))
+        job.leaf(h3, addr(h1, 7412))
+        wait_for(lambda: all(os.path.exists(os.path.join(tmp, ns, "leaf.ipc")) for ns in (h2, h3)),
+                 10, "the leaves listen")
+        writers = [job.writer(h2, 0), job.writer(h2, 1), job.writer(h3, 2), job.writer(h3, 3)]
+        time.sleep(1.5)
+        leaf2.send_signal(signal.SIGKILL)  # a leaf dies mid-run ...
+        leaf2.wait()
+        time.sleep(0.5)
+        os.unlink(os.path.join(tmp, h2, "leaf.ipc"))
+        os.unlink(os.path.join(tmp, h2, "final.ipc"))
+        leaf2 = job.leaf(h2, addr(h1, 7411))  # ... and comes back
+        time.sleep(1.5)
+        root.send_signal(signal.SIGKILL)  # the root dies ...
+        root.wait()
+        time.sleep(0.5)
+        root = job.root()  # ... and comes back
+        for w in writers:
+            if w.wait(timeout=60) != 0:
+                raise SystemExit(f"FAIL: a writer failed; see {tmp}")
+        time.sleep(3)  # the leaves' last ticks reach the root
+        for p in job.procs:
+            if p is not root and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        time.sleep(2)
+        root.send_signal(signal.SIGTERM)
+        if root.wait(timeout=20) != 0:
+            raise SystemExit("FAIL: the root did not end cleanly")
+        s = json.load(open(os.path.join(tmp, "summary.json")))
+        files = {f["path"]: f for f in s["files"] if "/out." in f["path"]}
+        bad = []
+        for rank in range(4):
+            path = os.path.join(tmp, f"out.{rank}")
+            size = os.path.getsize(path)
+            f = files.get(path)
+            got = (f["write_bytes"], f["write_ops"]) if f else None
+            if size != WRITES * BLOCK or got != (size, WRITES):
+                bad.append(f"{path}: file {size} B, summary {got}")
+        nodes = s["job"]["nodes"]
+        print(f"ok: {len(files)} files, nodes {nodes}, monitor {s['monitor']}")
+        if bad or nodes != 2:
+            raise SystemExit("FAIL: totals not exact after a leaf and the root restarted:\n  "
+                             + "\n  ".join(bad) + f"\n  nodes {nodes} (want 2); logs in {tmp}")
+        print("PASS: 3 namespace hosts, leaf -> (mid ->) root over tcp; a leaf and the root "
+              "killed and restarted; totals exact")
+        shutil.rmtree(tmp)
+        return 0
+    finally:
+        for p in job.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        teardown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
