@@ -235,6 +235,9 @@ static void exec_command(struct run *r, const char *shim)
 	if (r->down) {
 		setenv("IOPULSE_PARENT", r->parent_url, 1);
 		setenv("IOPULSE_ROOT_HOST", r->card.host, 1);
+		char tick[32];
+		snprintf(tick, sizeof tick, "%" PRIu64, (uint64_t)(r->opt.tick_ns / 1000000u));
+		setenv("IOPULSE_TICK_MS", tick, 1);
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		if (n > 0) {
 			exe[n] = 0;

@@ -7,6 +7,9 @@
  *   IOPULSE_FINAL_ADDR  REQ/REP URL that acknowledges each process's last frame
  *   IOPULSE_INTERVAL_MS how often the sender sends (default 10)
  *   IOPULSE_RANK        rank override; else the launcher's variables
+ *   IOPULSE_PARENT, IOPULSE_ROOT_HOST, IOPULSE_EXE, IOPULSE_TICK_MS
+ *                       a multi-node `iopulse run`: on another host than the
+ *                       root's, send to this node's leaf (nodeleaf.c)
  * Launcher processes (mpirun, orted, prted, srun, hydra proxies ...) are never
  * monitored. A forked child stops recording (nanomsg does not survive fork);
  * an exec'd program starts afresh from the environment (exec.c sends the
@@ -137,6 +140,9 @@ static bool configure(void)
 	shim.rank = env_rank();
 	gethostname(shim.host, sizeof shim.host - 1);
 	shim.node_id = (uint32_t)iop_hash_str(shim.host);
+	/* A rank on another node than the root's: its node's leaf (nodeleaf.c). */
+	shim_node_leaf(shim.host, shim.addr, sizeof shim.addr, shim.final_addr,
+	               sizeof shim.final_addr);
 	shim.use_tsc = iop_clock_tsc_wanted();
 	return true;
 }

@@ -358,4 +358,8 @@ void shim_sender_fatal(void);
 bool shim_sender_exec_begin(void);
 void shim_sender_exec_failed(void);
 
+/* nodeleaf.c: on another node than a multi-node job's root, points addr
+ * and final at this node's leaf (starting it when first) and returns true. */
+bool shim_node_leaf(const char *host, char *addr, size_t addr_len, char *final, size_t final_len);
+
 #endif

@@ -96,6 +96,50 @@ class Job:
                                "/usr/bin/python3", "-c", code], f"writer{rank}.log", env)
 
 
+def run_job(a, tmp):
+    """`iopulse run` in iop-h1 over a launcher that starts one writer on its
+    own host and one on each of the two others: the first rank on each
+    other host starts that node's leaf, which reaches the root over tcp."""
+    h1, h2, h3 = list(HOSTS)
+    summary = os.path.join(tmp, "run-summary.json")
+    code = ("import os,sys,time\n"
+            "f=os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT|os.O_TRUNC, 0o600)\n"
+            f"for i in range({WRITES // 2}):\n"
+            f"    os.write(f, b'y'*{BLOCK}); time.sleep(0.02)\n"
+            "os.close(f)\n")
+    launch = ["sh", "-c",
+              f'RANK=0 /usr/bin/python3 -c "$0" {tmp}/run.0 & '
+              f'RANK=1 ip netns exec {h2} unshare --uts sh -c \'hostname {h2} && exec "$@"\' x '
+              f'/usr/bin/python3 -c "$0" {tmp}/run.1 & '
+              f'RANK=2 ip netns exec {h3} unshare --uts sh -c \'hostname {h3} && exec "$@"\' x '
+              f'/usr/bin/python3 -c "$0" {tmp}/run.2 & wait', code]
+    env = dict(os.environ)
+    if a.asan_runtime:
+        env.update(LD_PRELOAD=a.asan_runtime, ASAN_OPTIONS="detect_leaks=0")
+    env["IOPULSE_SHIM"] = a.shim
+    p = subprocess.run(["ip", "netns", "exec", h1, a.iopulse, "run", "--headless", "--listen",
+                        addr(h1, 7421), "--summary-json", summary, "--"] + launch,
+                       env=env, capture_output=True, text=True, timeout=90)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: iopulse run exited {p.returncode}:\n{p.stderr}")
+    s = json.load(open(summary))
+    files = {f["path"]: f for f in s["files"] if "/run." in f["path"]}
+    bad = []
+    for rank in range(3):
+        path = os.path.join(tmp, f"run.{rank}")
+        size = os.path.getsize(path)
+        f = files.get(path)
+        got = (f["write_bytes"], f["write_ops"]) if f else None
+        if size != WRITES // 2 * BLOCK or got != (size, WRITES // 2):
+            bad.append(f"{path}: file {size} B, summary {got}")
+    nodes = s["job"]["nodes"]
+    if bad or nodes != 3:
+        raise SystemExit("FAIL: iopulse run across 3 hosts:\n  " + "\n  ".join(bad)
+                         + f"\n  nodes {nodes} (want 3)\n{p.stderr}")
+    print(f"PASS: iopulse run across 3 namespace hosts, a leaf started by the first rank "
+          f"on each other host; totals exact, {nodes} nodes")
+
+
 def wait_for(cond, seconds, what):
     end = time.time() + seconds
     while time.time() < end:
@@ -173,6 +217,7 @@ def main():
                              + "\n  ".join(bad) + f"\n  nodes {nodes} (want 2); logs in {tmp}")
         print("PASS: 3 namespace hosts, leaf -> (mid ->) root over tcp; a leaf and the root "
               "killed and restarted; totals exact")
+        run_job(a, tmp)
         shutil.rmtree(tmp)
         return 0
     finally:
