@@ -8,6 +8,7 @@
 #include "jobcard.h"
 #include "rec.h"
 #include "run.h"
+#include "run_view.h"
 
 struct subcommand {
 	const char *name;
@@ -16,7 +17,7 @@ struct subcommand {
 };
 
 static const struct subcommand commands[] = {
-	{"run", coll_cmd_run, "run a command with every process monitored"},
+	{"run", tui_cmd_run, "run a command with every process monitored"},
 	{"jobs", coll_cmd_jobs, "list this user's running jobs"},
 	{"verify", rec_cmd_verify, "check a recording and say what it holds"},
 	{"summary", rec_cmd_summary, "print the end-of-job summary of a recording"},

@@ -63,6 +63,8 @@ struct run {
 	int child_status;
 	bool child_done;
 	uint64_t child_done_ns, last_frame_ns, next_status_ns;
+	const struct coll_run_view *view; /* the dashboard (tui/), when shown */
+	void *v;
 };
 
 static int sig_pipe[2] = {-1, -1};
@@ -224,6 +226,10 @@ static void exec_command(struct run *r, const char *shim)
 	setenv("IOPULSE_KEY", key, 1);
 	setenv("IOPULSE_JOB", job, 1);
 	setenv("IOPULSE_FINAL_ADDR", final, 1);
+	int out = r->v ? r->view->output_fd(r->v) : -1;
+	int in = out >= 0 ? open("/dev/null", O_RDONLY) : -1;
+	if (in >= 0) /* the dashboard owns the terminal */
+		dup2(in, 0), dup2(out, 1), dup2(out, 2);
 	if (pre)
 		setenv("LD_PRELOAD", pre, 1);
 	sigset_t none;
@@ -260,6 +266,8 @@ static void on_root_tick(void *arg, const struct coll_delta *d, const struct col
 	coll_headless_tick(&r->out, d, s);
 	(void)coll_judge_tick(r->alerts, d, s, on_alert, r);
 	coll_record_tick(r->rec, d);
+	if (r->v)
+		r->view->tick(r->v);
 }
 
 static void on_leaf_delta(void *arg, struct coll_delta *d)
@@ -275,6 +283,19 @@ static void advance(struct run *r, uint64_t now, bool flush)
 }
 
 /* ---- the loop ---- */
+
+/* The dashboard is shown instead of the human lines; quitting it (or the
+ * job's end) gives the terminal back. */
+static void view_close(struct run *r, bool quit)
+{
+	if (!r->v)
+		return;
+	r->view->close(r->v);
+	r->v = NULL;
+	r->out.text = !r->opt.jsonl;
+	if (quit && !r->child_done) /* `q` ends the session as Ctrl-C does headless */
+		kill(r->child, SIGINT);
+}
 
 static void take_frame(struct run *r, const void *buf, int len)
 {
@@ -377,16 +398,19 @@ static void loop(struct run *r)
 		uint64_t next_root = coll_root_next_close_ns(r->root);
 		if (next_root < next)
 			next = next_root;
-		if (r->opt.status_every_ns && r->next_status_ns < next)
+		if (r->opt.status_every_ns && !r->v && r->next_status_ns < next)
 			next = r->next_status_ns;
 		int timeout = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 		if (r->child_done && timeout > 20)
 			timeout = 20;
-		struct pollfd p[3] = {{.fd = r->pull_fd, .events = POLLIN},
+		struct pollfd p[4] = {{.fd = r->pull_fd, .events = POLLIN},
 		                      {.fd = r->rep_fd, .events = POLLIN},
-		                      {.fd = sig_pipe[0], .events = POLLIN}};
-		if (poll(p, 3, timeout) < 0 && errno != EINTR)
+		                      {.fd = sig_pipe[0], .events = POLLIN},
+		                      {.fd = r->v ? r->view->input_fd(r->v) : -1, .events = POLLIN}};
+		if (poll(p, 4, timeout) < 0 && errno != EINTR)
 			return;
+		if (r->v && !r->view->input(r->v)) /* keys, and resizes (EINTR) */
+			view_close(r, true);
 		if (p[0].revents & POLLIN)
 			drain_pull(r, 4096);
 		if (p[1].revents & POLLIN)
@@ -467,6 +491,11 @@ static int start(struct run *r)
 	coll_headless_meta(&r->out, &r->job);
 	if (r->opt.record_path && !(r->rec = coll_record_open(r->opt.record_path, &r->job)))
 		return 2;
+	if (r->view && !r->opt.headless && !r->opt.jsonl && isatty(1) && isatty(0)) {
+		struct coll_run_live live = {r->root, r->alerts, &r->job, r->rec != NULL};
+		if ((r->v = r->view->open(&live)))
+			r->out.text = false;
+	}
 
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return fail("cannot make a pipe", strerror(errno));
@@ -487,15 +516,22 @@ static int start(struct run *r)
 
 int coll_cmd_run(int argc, char **argv)
 {
-	struct run r = {.pull = -1, .rep = -1};
+	return coll_cmd_run_view(argc, argv, NULL);
+}
+
+int coll_cmd_run_view(int argc, char **argv, const struct coll_run_view *view)
+{
+	struct run r = {.pull = -1, .rep = -1, .view = view};
 	int rc = coll_run_opts_parse(&r.opt, argc, argv);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if ((rc = start(&r))) {
+		view_close(&r, false);
 		cleanup(&r);
 		return rc;
 	}
 	loop(&r);
+	view_close(&r, false);
 	uint64_t end = iop_real_ns();
 	advance(&r, end, true);
 	r.job.end_ns = end;
