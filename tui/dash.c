@@ -95,7 +95,7 @@ void tui_dash_query(const struct tui_dash *d, struct tui_query *q)
 	q->layer = d->layer;
 	q->rank = d->drill_rank;
 	q->file = d->drill_file;
-	q->filter = &d->filter;
+	q->filter = d->drill ? NULL : &d->filter; /* a drill-down shows all of its subject */
 	q->alerts = d->src.ops->alerts(d->src.self, &q->n_alerts);
 }
 

@@ -336,7 +336,7 @@ static enum tui_act a_save(struct tui_dash *d, int key)
 {
 	char txt[512], json[512];
 	if (tui_save_view(d, txt, json, sizeof txt) == 0)
-		tui_dash_notice(d, "saved %s and %s", txt, json);
+		tui_dash_notice(d, "saved %.*s.txt and .json", (int)strlen(txt) - 4, txt);
 	else
 		tui_dash_notice(d, "cannot save the view: %s", strerror(errno));
 	return TUI_ACT_DRAW;
