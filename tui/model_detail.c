@@ -153,7 +153,7 @@ static int cmp_rows(const void *pa, const void *pb)
 
 void tui_table_sort(struct tui_table *t, enum tui_col col, bool desc)
 {
-	if ((unsigned)col >= TUI_COL__COUNT)
+	if ((unsigned)col >= TUI_COL__COUNT || t->n < 2)
 		return;
 	/* qsort is not stable, but the order is total: equal values fall back
 	 * to rank, name and the unique id. */
@@ -175,7 +175,7 @@ static int cmp_held(const void *a, const void *b)
 
 void tui_table_hold(struct tui_table *t, const uint64_t *ids, size_t n)
 {
-	struct held *h = malloc((t->n + 1) * sizeof *h);
+	struct held *h = t->n > 1 ? malloc(t->n * sizeof *h) : NULL;
 	if (!h)
 		return;
 	struct idmap pos = {0};
