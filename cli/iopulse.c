@@ -9,6 +9,7 @@
 #include "jobcard.h"
 #include "rec.h"
 #include "run.h"
+#include "run_view.h"
 
 struct subcommand {
 	const char *name;
@@ -17,7 +18,7 @@ struct subcommand {
 };
 
 static const struct subcommand commands[] = {
-	{"run", coll_cmd_run, "run a command with every process monitored"},
+	{"run", tui_cmd_run, "run a command with every process monitored"},
 	{"jobs", coll_cmd_jobs, "list this user's running jobs"},
 	{"collector", coll_cmd_collector, "run one collector of a job's tree (leaf, mid or root)"},
 	{"verify", rec_cmd_verify, "check a recording and say what it holds"},

@@ -62,6 +62,8 @@ struct run {
 	int child_status;
 	bool child_done;
 	uint64_t child_done_ns, next_status_ns, last_remote_ns;
+	const struct coll_run_view *view; /* the dashboard (tui/), when shown */
+	void *v;
 };
 
 static int sig_pipe[2] = {-1, -1};
@@ -228,6 +230,10 @@ static void exec_command(struct run *r, const char *shim)
 	setenv("IOPULSE_KEY", key, 1);
 	setenv("IOPULSE_JOB", job, 1);
 	setenv("IOPULSE_FINAL_ADDR", r->in.final_url, 1);
+	int out = r->v ? r->view->output_fd(r->v) : -1;
+	int in = out >= 0 ? open("/dev/null", O_RDONLY) : -1;
+	if (in >= 0) /* the dashboard owns the terminal */
+		dup2(in, 0), dup2(out, 1), dup2(out, 2);
 	if (pre)
 		setenv("LD_PRELOAD", pre, 1);
 	/* Ranks on other nodes: the first on each starts the node's leaf
@@ -258,6 +264,14 @@ static void exec_command(struct run *r, const char *shim)
 
 /* ---- the engine's callbacks ---- */
 
+static void on_root_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
+{
+	struct run *r = arg;
+	coll_rootout_tick(&r->out, d, s);
+	if (r->v)
+		r->view->tick(r->v);
+}
+
 static void on_leaf_delta(void *arg, struct coll_delta *d)
 {
 	struct run *r = arg;
@@ -274,10 +288,23 @@ static void on_remote_delta(void *arg, struct coll_delta *d)
 static void advance(struct run *r, uint64_t now, bool flush)
 {
 	coll_leaf_advance(r->leaf, now, flush, on_leaf_delta, r);
-	coll_root_advance(r->root, now, flush, coll_rootout_tick, &r->out);
+	coll_root_advance(r->root, now, flush, on_root_tick, r);
 }
 
 /* ---- the loop ---- */
+
+/* The dashboard is shown instead of the human lines; quitting it (or the
+ * job's end) gives the terminal back. */
+static void view_close(struct run *r, bool quit)
+{
+	if (!r->v)
+		return;
+	r->view->close(r->v);
+	r->v = NULL;
+	r->out.out.text = !r->opt.jsonl;
+	if (quit && !r->child_done) /* `q` ends the session as Ctrl-C does headless */
+		kill(r->child, SIGINT);
+}
 
 static void on_signals(struct run *r, uint64_t now)
 {
@@ -342,17 +369,20 @@ static void loop(struct run *r)
 		uint64_t next_root = coll_root_next_close_ns(r->root);
 		if (next_root < next)
 			next = next_root;
-		if (r->opt.status_every_ns && r->next_status_ns < next)
+		if (r->opt.status_every_ns && !r->v && r->next_status_ns < next)
 			next = r->next_status_ns;
 		int timeout = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 		if (r->child_done && timeout > 20)
 			timeout = 20;
-		struct pollfd p[4] = {{.fd = r->in.pull_fd, .events = POLLIN},
+		struct pollfd p[5] = {{.fd = r->in.pull_fd, .events = POLLIN},
 		                      {.fd = r->in.rep_fd, .events = POLLIN},
 		                      {.fd = sig_pipe[0], .events = POLLIN},
-		                      {.fd = r->down ? coll_downlink_fd(r->down) : -1, .events = POLLIN}};
-		if (poll(p, 4, timeout) < 0 && errno != EINTR)
+		                      {.fd = r->down ? coll_downlink_fd(r->down) : -1, .events = POLLIN},
+		                      {.fd = r->v ? r->view->input_fd(r->v) : -1, .events = POLLIN}};
+		if (poll(p, 5, timeout) < 0 && errno != EINTR)
 			return;
+		if (r->v && !r->view->input(r->v)) /* keys, and resizes (EINTR) */
+			view_close(r, true);
 		if (p[0].revents & POLLIN)
 			coll_intake_drain(&r->in, 4096);
 		if (p[1].revents & POLLIN)
@@ -414,6 +444,11 @@ static int start(struct run *r)
 	                            .tick_ns = r->opt.tick_ns};
 	if ((rc = coll_rootout_start(&r->out, &job, coll_root_state(r->root))))
 		return rc;
+	if (r->view && !r->opt.headless && !r->opt.jsonl && isatty(1) && isatty(0)) {
+		struct coll_run_live live = {r->root, r->out.alerts, &r->out.job, r->out.rec != NULL};
+		if ((r->v = r->view->open(&live)))
+			r->out.out.text = false;
+	}
 
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return fail("cannot make a pipe", strerror(errno));
@@ -434,15 +469,22 @@ static int start(struct run *r)
 
 int coll_cmd_run(int argc, char **argv)
 {
-	struct run r = {.in = {.pull = -1, .rep = -1}};
+	return coll_cmd_run_view(argc, argv, NULL);
+}
+
+int coll_cmd_run_view(int argc, char **argv, const struct coll_run_view *view)
+{
+	struct run r = {.in = {.pull = -1, .rep = -1}, .view = view};
 	int rc = coll_run_opts_parse(&r.opt, argc, argv);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if ((rc = start(&r))) {
+		view_close(&r, false);
 		cleanup(&r);
 		return rc;
 	}
 	loop(&r);
+	view_close(&r, false);
 	uint64_t end = iop_real_ns();
 	advance(&r, end, true);
 	coll_rootout_finish(&r.out, end);

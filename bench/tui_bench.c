@@ -1,0 +1,118 @@
+/* Dashboard redraw benchmark:
+ *
+ *   tui_redraw_ms_4096        one full redraw (tables rebuilt from the window
+ *                             state, the screen drawn and written out) of the
+ *                             Ranks view, 4096 ranks, 10 s window
+ *   tui_heat_redraw_ms_4096   the same with the heatmap (4096 rank rows x 186
+ *                             tick columns computed, one screen drawn)
+ *
+ * The state is built through the engine (coll_state_apply of synthetic tick
+ * deltas: tui/synth.c), 20 ticks of 4096 ranks on 64 nodes, one slow rank.
+ * The screen is a 200x50 ncurses terminal (xterm-256color) writing to
+ * /dev/null. Median of 9 redraws. Target: 50 ms. Usage: tui_bench [NAME...] */
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "dash.h"
+#include "synth.h"
+
+#define RANKS 4096
+#define TICKS 20
+#define RUNS  9
+
+static struct coll_state state;
+
+static const struct coll_state *st(void *self)
+{
+	return &state;
+}
+
+static const struct coll_alert_record *no_alerts(void *self, size_t *n)
+{
+	*n = 0;
+	return NULL;
+}
+
+static void job(void *self, struct tui_job *out)
+{
+	*out = (struct tui_job){.id = 42, .start_ns = (uint64_t)TUI_SYNTH_T0 * 1000000000ull,
+	                        .tick_ns = 1000000000ull};
+}
+
+static int no_fd(void *self)
+{
+	return -1;
+}
+
+static void range(void *self, int64_t *first, int64_t *last)
+{
+	tui_state_range(&state, first, last);
+}
+
+static const struct tui_source_ops ops = {.name = "bench", .mode = TUI_SRC_MODE_LIVE,
+                                          .state = st, .alerts = no_alerts, .job = job,
+                                          .fd = no_fd, .range = range};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_redraw_ms(struct tui_dash *d)
+{
+	double v[RUNS];
+	for (int i = 0; i < RUNS; i++) {
+		uint64_t t0 = iop_mono_ns();
+		tui_dash_redraw(d);
+		v[i] = (iop_mono_ns() - t0) / 1e6;
+	}
+	qsort(v, RUNS, sizeof *v, cmp_double);
+	return v[RUNS / 2];
+}
+
+static bool wanted(int argc, char **argv, const char *name)
+{
+	if (argc < 2)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	if (tui_synth_state(&state, RANKS, TICKS, 77) != IOP_OK) {
+		fprintf(stderr, "tui_bench: cannot build the state\n");
+		return 2;
+	}
+	setenv("TERM", "xterm-256color", 1);
+	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+	struct tui_source src = {&ops, NULL};
+	char why[128];
+	struct tui_dash *d = out && in ? tui_dash_open(&src, in, out, why, sizeof why) : NULL;
+	if (!d) {
+		fprintf(stderr, "tui_bench: no screen: %s\n", out && in ? why : "no /dev/null");
+		return 2;
+	}
+	resize_term(50, 200);
+	tui_dash_key(d, '1');
+	double ranks = median_redraw_ms(d);
+	tui_dash_key(d, 'H');
+	double heat = median_redraw_ms(d);
+	tui_dash_close(d);
+	fclose(out);
+	fclose(in);
+	coll_state_free(&state);
+	if (wanted(argc, argv, "tui_redraw_ms_4096"))
+		printf("tui_redraw_ms_4096 %.1f ms (Ranks view, %d ranks, 200x50, target 50)\n", ranks,
+		       RANKS);
+	if (wanted(argc, argv, "tui_heat_redraw_ms_4096"))
+		printf("tui_heat_redraw_ms_4096 %.1f ms (heatmap, %d ranks x 186 ticks, target 50)\n",
+		       heat, RANKS);
+	return 0;
+}

@@ -1,0 +1,597 @@
+/* Tables of the dashboard's views (model.h): the window's rows summed per
+ * rank, node, file, layer or call site. */
+#include "model.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "model_int.h"
+
+static const char *const col_label[] = {
+#define X(id, name, label, json) label,
+	TUI_COLS(X)
+#undef X
+};
+static const char *const col_json[] = {
+#define X(id, name, label, json) json,
+	TUI_COLS(X)
+#undef X
+};
+
+const char *tui_col_label(enum tui_col c)
+{
+	return (unsigned)c < TUI_COL__COUNT ? col_label[c] : "?";
+}
+
+const char *tui_col_json(enum tui_col c)
+{
+	return (unsigned)c < TUI_COL__COUNT ? col_json[c] : "?";
+}
+
+/* ---- helpers shared with model_detail.c and heat.c ---- */
+
+void idmap_free(struct idmap *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+static uint32_t slot_of(uint64_t id, uint32_t cap)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdull;
+	id ^= id >> 33;
+	return (uint32_t)id & (cap - 1);
+}
+
+uint32_t idmap_find(const struct idmap *m, uint64_t id)
+{
+	if (!m->cap)
+		return UINT32_MAX;
+	for (uint32_t i = slot_of(id, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (m->val[i] == UINT32_MAX)
+			return UINT32_MAX;
+		if (m->key[i] == id)
+			return m->val[i];
+	}
+}
+
+static bool idmap_grow(struct idmap *m)
+{
+	uint32_t cap = m->cap ? m->cap * 2 : 64;
+	struct idmap n = {malloc(cap * sizeof(uint64_t)), malloc(cap * sizeof(uint32_t)), 0, cap};
+	if (!n.key || !n.val) {
+		idmap_free(&n);
+		return false;
+	}
+	memset(n.val, 0xff, cap * sizeof(uint32_t));
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->val[i] != UINT32_MAX)
+			idmap_get(&n, m->key[i], m->val[i]);
+	idmap_free(m);
+	*m = n;
+	return true;
+}
+
+uint32_t idmap_get(struct idmap *m, uint64_t id, uint32_t next)
+{
+	if ((m->n + 1) * 2 > m->cap && !idmap_grow(m))
+		return UINT32_MAX;
+	for (uint32_t i = slot_of(id, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (m->val[i] == UINT32_MAX) {
+			m->key[i] = id;
+			m->val[i] = next;
+			m->n++;
+			return next;
+		}
+		if (m->key[i] == id)
+			return m->val[i];
+	}
+}
+
+void acc_cell(struct acc *a, const struct coll_key *k, const struct coll_cell *c, bool last)
+{
+	if (k->cls == IOP_CLASS_READ)
+		a->rd += c->bytes;
+	else if (k->cls == IOP_CLASS_WRITE)
+		a->wr += c->bytes;
+	else if (k->cls == IOP_CLASS_META)
+		a->meta += c->ops;
+	a->ops += c->ops;
+	a->time += c->time_ns;
+	a->excl += c->excl_ns;
+	a->child += c->child_ops;
+	if (c->child_ops)
+		a->child_parent_ops += c->ops;
+	if (last)
+		a->infl += c->inflight;
+	if (c->ops || c->inflight)
+		a->layers |= (uint8_t)(1u << k->layer);
+	a->seen = true;
+	if (c->hist.count)
+		(void)iop_hist_merge(&a->h, &c->hist);
+}
+
+void acc_free(struct acc *a, size_t n)
+{
+	for (size_t i = 0; a && i < n; i++)
+		iop_hist_free(&a[i].h);
+	free(a);
+}
+
+void acc_row(const struct acc *a, struct tui_row *r, double window_s)
+{
+	r->v[TUI_COL_RD] = a->rd / window_s;
+	r->v[TUI_COL_WR] = a->wr / window_s;
+	r->v[TUI_COL_IOPS] = a->ops / window_s;
+	r->v[TUI_COL_META] = a->meta / window_s;
+	r->v[TUI_COL_P50] = iop_hist_quantile(&a->h, 0.5) / 1e9;
+	r->v[TUI_COL_P99] = iop_hist_quantile(&a->h, 0.99) / 1e9;
+	r->v[TUI_COL_MAX] = a->h.count ? a->h.max / 1e9 : 0;
+	r->v[TUI_COL_INFLIGHT] = (double)a->infl;
+	r->v[TUI_COL_TIME] = a->time / 1e9;
+	r->v[TUI_COL_EXCL] = a->excl / 1e9;
+	r->v[TUI_COL_EXCL_PC] = a->time ? (double)a->excl / (double)a->time : 0;
+	r->v[TUI_COL_FRAG] = a->child_parent_ops ? (double)a->child / (double)a->child_parent_ops : 0;
+	r->v[TUI_COL_OPS] = (double)a->ops;
+	r->layers |= a->layers;
+	memcpy(r->spark, a->spark, sizeof r->spark);
+}
+
+bool layer_in_scope(const struct tui_query *q, unsigned layer)
+{
+	return q->layer < 0 || (unsigned)q->layer == layer;
+}
+
+double window_secs(const struct coll_state *s, const struct tui_query *q)
+{
+	int64_t n = q->window ? q->window : 1;
+	if (s->ticks_applied && q->t_end - s->first_t + 1 < n)
+		n = q->t_end - s->first_t + 1;
+	if (n < 1)
+		n = 1;
+	return (double)n * (double)s->tick_ns / 1e9;
+}
+
+void window_walk(const struct coll_state *s, const struct tui_query *q, bool spark,
+                 tick_visit_fn *fn, void *arg)
+{
+	int64_t w = q->window ? q->window : 1;
+	int64_t span = spark && w < TUI_SPARK ? TUI_SPARK : w;
+	const struct coll_tick *prev = NULL;
+	for (int64_t t = q->t_end - span + 1; t <= q->t_end; t++) {
+		const struct coll_tick *k = coll_state_tick(s, t);
+		if (!k || k == prev)
+			continue;
+		prev = k;
+		int64_t age = q->t_end - t;
+		fn(arg, k, age < w, spark && age < TUI_SPARK ? (int)(TUI_SPARK - 1 - age) : -1,
+		   k->t == q->t_end);
+	}
+}
+
+struct tui_row *table_add(struct tui_table *t)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct tui_row *r = realloc(t->rows, cap * sizeof *r);
+		if (!r)
+			return NULL;
+		t->rows = r;
+		t->cap = cap;
+	}
+	struct tui_row *r = &t->rows[t->n++];
+	memset(r, 0, sizeof *r);
+	r->rank = COLL_RANK_NONE;
+	r->layer = -1;
+	return r;
+}
+
+bool tui_alert_at(const struct coll_alert_record *a, int64_t t, uint64_t tick_ns)
+{
+	uint64_t lo = (uint64_t)t * tick_ns, hi = lo + tick_ns;
+	return a->start_ns < hi && (a->end_ns == 0 || a->end_ns > lo);
+}
+
+uint8_t alert_sev(const struct tui_query *q, uint64_t tick_ns, uint32_t rank, uint64_t file, int layer)
+{
+	uint8_t sev = 0;
+	for (size_t i = 0; i < q->n_alerts; i++) {
+		const struct coll_alert_record *a = &q->alerts[i];
+		if (a->rank != rank || a->file != file || (layer >= 0 && a->layer != layer))
+			continue;
+		if (tui_alert_at(a, q->t_end, tick_ns) && a->severity > sev)
+			sev = (uint8_t)a->severity;
+	}
+	return sev;
+}
+
+bool row_passes(const struct tui_query *q, const struct tui_row *r)
+{
+	if (!q->filter || !q->filter->n)
+		return true;
+	char label[32] = "";
+	if (r->kind == TUI_ROW_LAYER && r->layer >= 0)
+		snprintf(label, sizeof label, "%s", iop_layer_label((enum iop_layer)r->layer));
+	struct tui_subject sub = {
+		.rank = r->rank == COLL_RANK_NONE ? UINT32_MAX : r->rank,
+		.label = label[0] ? label : r->name,
+		.path = r->kind == TUI_ROW_FILE ? r->name : NULL,
+		.node = r->kind == TUI_ROW_NODE ? r->name : r->node_name,
+		.layers = r->layers,
+	};
+	return tui_filter_match(q->filter, &sub);
+}
+
+const char *tui_name(const struct coll_state *s, uint64_t hash, char *buf, size_t len)
+{
+	if (hash == COLL_ID_OTHER)
+		return "other";
+	if (hash == 0)
+		return "(no file)";
+	const char *n = coll_names_text(&s->names, hash);
+	if (n)
+		return n;
+	snprintf(buf, len, "0x%016" PRIx64, hash);
+	return buf;
+}
+
+/* ---- ranks and nodes ---- */
+
+struct rank_walk {
+	const struct tui_query *q;
+	struct acc *acc;
+	uint32_t n;
+};
+
+static void rank_visit(void *arg, const struct coll_tick *k, bool in_window, int slot, bool last)
+{
+	struct rank_walk *w = arg;
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct coll_key *key = &k->key[i];
+		if (key->kind != COLL_ROW_RANK || key->rank >= w->n || !layer_in_scope(w->q, key->layer))
+			continue;
+		struct acc *a = &w->acc[key->rank];
+		if (slot >= 0 && key->cls != IOP_CLASS_META)
+			a->spark[slot] += (float)k->cell[i].bytes;
+		if (in_window)
+			acc_cell(a, key, &k->cell[i], last);
+	}
+}
+
+/* Cumulative bytes per rank from the exact totals: the file-system layers
+ * (POSIX, STDIO) when the scope is every layer, as the summary counts. */
+static void rank_bytes(const struct coll_state *s, const struct tui_query *q, double *bytes)
+{
+	for (uint32_t i = 0; i < s->totals.n; i++) {
+		const struct coll_key *k = &s->totals.key[i];
+		if (k->rank >= s->n_ranks)
+			continue;
+		bool fs = k->layer == IOP_LAYER_POSIX || k->layer == IOP_LAYER_STDIO;
+		if (q->layer < 0 ? fs : k->layer == (unsigned)q->layer)
+			bytes[k->rank] += (double)s->totals.cell[i].bytes;
+	}
+}
+
+static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
+                                const struct tui_query *q, bool nodes)
+{
+	uint32_t n = s->n_ranks;
+	struct rank_walk w = {q, calloc(n ? n : 1, sizeof(struct acc)), n};
+	double *bytes = calloc(n ? n : 1, sizeof(double));
+	if (!w.acc || !bytes) {
+		free(bytes);
+		acc_free(w.acc, 0);
+		return IOP_ERR_NOMEM;
+	}
+	window_walk(s, q, true, rank_visit, &w);
+	rank_bytes(s, q, bytes);
+	double win = window_secs(s, q);
+	enum iop_err e = IOP_OK;
+	if (!nodes) {
+		for (uint32_t r = 0; r < n && !e; r++) {
+			if (!s->ranks[r].state)
+				continue;
+			struct tui_row *row = table_add(t);
+			if (!row) {
+				e = IOP_ERR_NOMEM;
+				break;
+			}
+			row->kind = TUI_ROW_RANK;
+			row->rank = r;
+			row->id = r;
+			row->node = (uint32_t)s->ranks[r].node;
+			row->node_name = coll_state_host(s, row->node);
+			acc_row(&w.acc[r], row, win);
+			row->v[TUI_COL_BYTES] = bytes[r];
+			row->sev = alert_sev(q, s->tick_ns, r, 0, -1);
+			if (!row_passes(q, row))
+				t->n--;
+		}
+	} else {
+		/* fold ranks into their node's accumulator (the last slot of hosts+1: unknown) */
+		uint32_t nh = s->n_hosts;
+		struct acc *na = calloc(nh + 1, sizeof *na);
+		double *nb = calloc(nh + 1, sizeof *nb);
+		uint32_t *nr = calloc(nh + 1, sizeof *nr);
+		uint8_t *sev = calloc(nh + 1, 1);
+		if (!na || !nb || !nr || !sev)
+			e = IOP_ERR_NOMEM;
+		for (uint32_t r = 0; r < n && !e; r++) {
+			if (!s->ranks[r].state)
+				continue;
+			uint32_t h = nh;
+			for (uint32_t j = 0; j < nh; j++)
+				if (s->hosts[j].node == (uint32_t)s->ranks[r].node)
+					h = j;
+			struct acc *a = &na[h], *b = &w.acc[r];
+			a->rd += b->rd, a->wr += b->wr, a->ops += b->ops, a->meta += b->meta;
+			a->time += b->time, a->excl += b->excl, a->infl += b->infl;
+			a->child += b->child, a->child_parent_ops += b->child_parent_ops;
+			a->layers |= b->layers;
+			for (int i = 0; i < TUI_SPARK; i++)
+				a->spark[i] += b->spark[i];
+			if (b->h.count)
+				(void)iop_hist_merge(&a->h, &b->h);
+			nb[h] += bytes[r];
+			nr[h]++;
+			uint8_t sv = alert_sev(q, s->tick_ns, r, 0, -1);
+			if (sv > sev[h])
+				sev[h] = sv;
+		}
+		for (uint32_t h = 0; h <= nh && !e; h++) {
+			if (!nr[h])
+				continue;
+			struct tui_row *row = table_add(t);
+			if (!row) {
+				e = IOP_ERR_NOMEM;
+				break;
+			}
+			row->kind = TUI_ROW_NODE;
+			row->id = h < nh ? s->hosts[h].node : UINT64_MAX;
+			row->node = (uint32_t)row->id;
+			row->name = h < nh ? s->hosts[h].name : "?";
+			acc_row(&na[h], row, win);
+			row->v[TUI_COL_BYTES] = nb[h];
+			row->v[TUI_COL_RANKS] = nr[h];
+			row->sev = sev[h];
+			if (!row_passes(q, row))
+				t->n--;
+		}
+		acc_free(na, na ? nh + 1 : 0);
+		free(nb);
+		free(nr);
+		free(sev);
+	}
+	acc_free(w.acc, n);
+	free(bytes);
+	return e;
+}
+
+/* ---- files and call sites ---- */
+
+struct id_walk {
+	const struct tui_query *q;
+	uint8_t kind; /* COLL_ROW_FILE or COLL_ROW_SITE */
+	struct idmap map;
+	struct acc *acc;
+	uint32_t n, cap;
+	bool nomem;
+};
+
+static struct acc *id_acc(struct id_walk *w, uint64_t id)
+{
+	uint32_t i = idmap_get(&w->map, id, w->n);
+	if (i == UINT32_MAX)
+		return NULL;
+	if (i == w->n) {
+		if (w->n == w->cap) {
+			uint32_t cap = w->cap ? w->cap * 2 : 64;
+			struct acc *a = realloc(w->acc, cap * sizeof *a);
+			if (!a)
+				return NULL;
+			w->acc = a;
+			w->cap = cap;
+		}
+		memset(&w->acc[w->n++], 0, sizeof *w->acc);
+	}
+	return &w->acc[i];
+}
+
+static void id_visit(void *arg, const struct coll_tick *k, bool in_window, int slot, bool last)
+{
+	struct id_walk *w = arg;
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct coll_key *key = &k->key[i];
+		if (key->kind != w->kind || !layer_in_scope(w->q, key->layer))
+			continue;
+		struct acc *a = id_acc(w, key->id);
+		if (!a) {
+			w->nomem = true;
+			return;
+		}
+		if (slot >= 0 && key->cls != IOP_CLASS_META)
+			a->spark[slot] += (float)k->cell[i].bytes;
+		if (in_window)
+			acc_cell(a, key, &k->cell[i], last);
+	}
+}
+
+/* ids of (file, rank) pairs, to count each file's distinct ranks */
+static int cmp_pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return (x[0] > y[0]) - (x[0] < y[0]) ?: (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Files: every file of the totals (so the list does not blink), with the
+ * window's rates; RANKS and BYTES from the totals. */
+static enum iop_err file_totals(struct id_walk *w, const struct coll_state *s, double **bytes,
+                                double **ranks)
+{
+	uint64_t *pairs = malloc((s->totals.n + 1) * 2 * sizeof(uint64_t));
+	if (!pairs)
+		return IOP_ERR_NOMEM;
+	uint32_t np = 0;
+	for (uint32_t i = 0; i < s->totals.n; i++) {
+		const struct coll_key *k = &s->totals.key[i];
+		if (!layer_in_scope(w->q, k->layer) || !id_acc(w, k->id)) {
+			if (w->nomem)
+				break;
+			continue;
+		}
+		pairs[2 * np] = k->id;
+		pairs[2 * np++ + 1] = k->rank;
+	}
+	*bytes = calloc(w->n + 1, sizeof(double));
+	*ranks = calloc(w->n + 1, sizeof(double));
+	if (!*bytes || !*ranks) {
+		free(pairs);
+		return IOP_ERR_NOMEM;
+	}
+	for (uint32_t i = 0; i < s->totals.n; i++) {
+		const struct coll_key *k = &s->totals.key[i];
+		uint32_t j = idmap_find(&w->map, k->id);
+		if (j != UINT32_MAX && layer_in_scope(w->q, k->layer)) {
+			(*bytes)[j] += (double)s->totals.cell[i].bytes;
+			if (s->totals.cell[i].ops)
+				w->acc[j].layers |= (uint8_t)(1u << k->layer);
+		}
+	}
+	qsort(pairs, np, 2 * sizeof(uint64_t), cmp_pair);
+	for (uint32_t i = 0; i < np; i++)
+		if (i == 0 || pairs[2 * i] != pairs[2 * i - 2] || pairs[2 * i + 1] != pairs[2 * i - 1])
+			(*ranks)[idmap_find(&w->map, pairs[2 * i])] += 1;
+	free(pairs);
+	return IOP_OK;
+}
+
+static enum iop_err build_ids(struct tui_table *t, const struct coll_state *s,
+                              const struct tui_query *q, bool files)
+{
+	struct id_walk w = {.q = q, .kind = files ? COLL_ROW_FILE : COLL_ROW_SITE};
+	double *bytes = NULL, *ranks = NULL;
+	window_walk(s, q, true, id_visit, &w);
+	enum iop_err e = w.nomem ? IOP_ERR_NOMEM : IOP_OK;
+	if (!e && files)
+		e = file_totals(&w, s, &bytes, &ranks);
+	double win = window_secs(s, q);
+	for (uint32_t i = 0; i < w.map.cap && !e; i++) {
+		if (w.map.val[i] == UINT32_MAX)
+			continue;
+		uint32_t j = w.map.val[i];
+		struct tui_row *row = table_add(t);
+		if (!row) {
+			e = IOP_ERR_NOMEM;
+			break;
+		}
+		row->kind = files ? TUI_ROW_FILE : TUI_ROW_SITE;
+		row->id = w.map.key[i];
+		char hex[24];
+		const char *nm = tui_name(s, row->id, hex, sizeof hex);
+		row->name = nm == hex ? NULL : nm;
+		acc_row(&w.acc[j], row, win);
+		for (int l = 0; l < IOP_LAYER__COUNT && row->layer < 0; l++)
+			if (row->layers >> l & 1)
+				row->layer = (int8_t)l;
+		if (files) {
+			row->v[TUI_COL_BYTES] = bytes[j];
+			row->v[TUI_COL_RANKS] = ranks[j];
+			row->sev = alert_sev(q, s->tick_ns, COLL_RANK_NONE, row->id, -1);
+		}
+		if (!row_passes(q, row))
+			t->n--;
+	}
+	acc_free(w.acc, w.n);
+	idmap_free(&w.map);
+	free(bytes);
+	free(ranks);
+	return e;
+}
+
+/* ---- layers: the job's (LAYER rows), or one rank's (its RANK rows) ---- */
+
+struct layer_walk {
+	uint32_t rank; /* COLL_RANK_NONE: the job's */
+	struct acc acc[IOP_LAYER__COUNT];
+};
+
+static void layer_visit(void *arg, const struct coll_tick *k, bool in_window, int slot, bool last)
+{
+	struct layer_walk *w = arg;
+	uint8_t kind = w->rank == COLL_RANK_NONE ? COLL_ROW_LAYER : COLL_ROW_RANK;
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct coll_key *key = &k->key[i];
+		if (key->kind != kind || key->layer >= IOP_LAYER__COUNT ||
+		    (kind == COLL_ROW_RANK && key->rank != w->rank))
+			continue;
+		if (slot >= 0 && key->cls != IOP_CLASS_META)
+			w->acc[key->layer].spark[slot] += (float)k->cell[i].bytes;
+		if (in_window)
+			acc_cell(&w->acc[key->layer], key, &k->cell[i], last);
+	}
+}
+
+enum iop_err build_layer_rows(struct tui_table *t, const struct coll_state *s,
+                              const struct tui_query *q, uint32_t rank)
+{
+	struct layer_walk w;
+	memset(&w, 0, sizeof w);
+	w.rank = rank;
+	window_walk(s, q, true, layer_visit, &w);
+	double win = window_secs(s, q);
+	enum iop_err e = IOP_OK;
+	for (int l = 0; l < IOP_LAYER__COUNT; l++) {
+		if (!layer_in_scope(q, (unsigned)l) || (rank != COLL_RANK_NONE && !w.acc[l].seen))
+			continue;
+		struct tui_row *row = table_add(t);
+		if (!row) {
+			e = IOP_ERR_NOMEM;
+			break;
+		}
+		row->kind = TUI_ROW_LAYER;
+		row->layer = (int8_t)l;
+		row->rank = rank;
+		row->id = (uint64_t)l;
+		row->name = iop_layer_label((enum iop_layer)l);
+		acc_row(&w.acc[l], row, win);
+		row->layers = (uint8_t)(1u << l);
+		row->sev = alert_sev(q, s->tick_ns, rank, 0, l);
+		if (rank == COLL_RANK_NONE && !row_passes(q, row))
+			t->n--;
+	}
+	for (int l = 0; l < IOP_LAYER__COUNT; l++)
+		iop_hist_free(&w.acc[l].h);
+	return e;
+}
+
+enum iop_err tui_table_build(struct tui_table *t, const struct coll_state *s,
+                             const struct tui_query *q)
+{
+	t->n = 0;
+	t->list = q->list;
+	t->window_s = window_secs(s, q);
+	if (!s->ticks_applied && q->list != TUI_LIST_ALERTS)
+		return IOP_OK;
+	switch (q->list) {
+	case TUI_LIST_RANKS: return build_ranks(t, s, q, false);
+	case TUI_LIST_NODES: return build_ranks(t, s, q, true);
+	case TUI_LIST_FILES: return build_ids(t, s, q, true);
+	case TUI_LIST_SITES: return build_ids(t, s, q, false);
+	case TUI_LIST_LAYERS: return build_layer_rows(t, s, q, COLL_RANK_NONE);
+	case TUI_LIST_ALERTS: return build_alerts(t, s, q);
+	case TUI_LIST_RANK_DETAIL: return build_detail(t, s, q);
+	case TUI_LIST_FILE_RANKS: return build_file_ranks(t, s, q);
+	default: return IOP_ERR_INVAL;
+	}
+}
+
+void tui_table_free(struct tui_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof *t);
+}

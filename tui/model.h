@@ -1,0 +1,138 @@
+/* The dashboard's tables, built from a window state: pure computation, no
+ * curses (unit-tested in tui_test.c, timed in bench/tui_bench.c).
+ *
+ * A query names a list (ranks, nodes, files, layers, call sites, alerts, a
+ * rank's detail, a file's ranks), the window (the last `window` ticks up to
+ * t_end, from the state's history), a layer scope and a filter. Rates are
+ * per second over the ticks of the window that exist; latencies come from
+ * the merged histograms of the window; BYTES, RD/WR BYTES, OPS and TIME of
+ * the detail lists are the exact cumulative totals (the latest ones, even
+ * when the window is in the past). Every value is in base units (bytes,
+ * bytes/s, seconds, ops/s). */
+#ifndef TUI_MODEL_H
+#define TUI_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alerts.h"
+#include "err.h"
+#include "filter.h"
+#include "state.h"
+
+enum tui_list {
+	TUI_LIST_RANKS,
+	TUI_LIST_NODES, /* ranks grouped per node (`c`) */
+	TUI_LIST_FILES,
+	TUI_LIST_LAYERS,
+	TUI_LIST_SITES,
+	TUI_LIST_ALERTS,
+	TUI_LIST_RANK_DETAIL, /* Enter on a rank: its layers (window), then its files (totals) */
+	TUI_LIST_FILE_RANKS,  /* Enter on a file: its ranks (totals) */
+	TUI_LIST__COUNT
+};
+
+#define TUI_COLS(X)                                                                                \
+	X(RD, "rd", "RD/s", "read_Bps")                                                            \
+	X(WR, "wr", "WR/s", "write_Bps")                                                           \
+	X(IOPS, "iops", "IOPS", "iops")                                                            \
+	X(P50, "p50", "p50", "p50_s")                                                              \
+	X(P99, "p99", "p99", "p99_s")                                                              \
+	X(MAX, "max", "MAX", "max_s")                                                              \
+	X(BYTES, "bytes", "BYTES", "bytes")                                                        \
+	X(INFLIGHT, "inflight", "INFLIGHT", "inflight")                                            \
+	X(TIME, "time", "TIME", "time_s")                                                          \
+	X(EXCL, "excl", "EXCL", "excl_time_s")                                                     \
+	X(EXCL_PC, "excl%", "EXCL%", "excl_share")                                                 \
+	X(FRAG, "frag", "FRAG", "child_ops_per_op")                                                \
+	X(META, "meta", "META/s", "meta_ops_per_s")                                                \
+	X(RANKS, "ranks", "RANKS", "ranks")                                                        \
+	X(RD_BYTES, "rd_bytes", "RD BYTES", "read_bytes")                                          \
+	X(WR_BYTES, "wr_bytes", "WR BYTES", "write_bytes")                                         \
+	X(OPS, "ops", "OPS", "ops")                                                                \
+	X(START, "start", "START", "start")                                                        \
+	X(DUR, "dur", "DUR", "duration_s")                                                         \
+	X(SEV, "sev", "SEV", "severity")
+
+enum tui_col {
+#define X(id, name, label, json) TUI_COL_##id,
+	TUI_COLS(X)
+#undef X
+	TUI_COL__COUNT
+};
+const char *tui_col_label(enum tui_col c);
+const char *tui_col_json(enum tui_col c); /* base-unit key for the JSON save */
+
+enum tui_row_kind { TUI_ROW_RANK, TUI_ROW_NODE, TUI_ROW_FILE, TUI_ROW_LAYER, TUI_ROW_SITE, TUI_ROW_ALERT };
+
+#define TUI_SPARK 8 /* ticks in a row's sparkline */
+
+struct tui_row {
+	uint8_t kind;   /* enum tui_row_kind */
+	uint8_t layers; /* bit per layer with calls */
+	int8_t layer;   /* a LAYER row's layer, else -1 */
+	uint8_t sev;    /* worst alert on the subject at t_end: 0, 1 WARN, 2 CRIT */
+	uint32_t rank;  /* COLL_RANK_NONE when not a rank */
+	uint32_t node;  /* node id (hash cut to 32 bits) */
+	uint64_t id;    /* unique in the table: rank, node, hash, layer, alert index */
+	const char *name;      /* path, site, node name (the state's), or NULL */
+	const char *node_name; /* rank rows */
+	const struct coll_alert_record *alert;
+	double v[TUI_COL__COUNT];
+	float spark[TUI_SPARK]; /* bytes per tick, oldest first */
+};
+
+struct tui_table {
+	enum tui_list list;
+	struct tui_row *rows;
+	size_t n, cap;
+	double window_s; /* seconds the rates are over */
+};
+
+struct tui_query {
+	enum tui_list list;
+	int64_t t_end;   /* last tick of the window */
+	uint32_t window; /* ticks, >= 1 */
+	int layer;       /* -1: every layer */
+	uint32_t rank;   /* RANK_DETAIL */
+	uint64_t file;   /* FILE_RANKS */
+	const struct tui_filter *filter; /* may be NULL */
+	const struct coll_alert_record *alerts;
+	size_t n_alerts;
+};
+
+enum iop_err tui_table_build(struct tui_table *t, const struct coll_state *s,
+                             const struct tui_query *q);
+void tui_table_free(struct tui_table *t);
+/* Sorts by col (descending when desc); ties by rank, then path / name,
+ * then id, so equal values keep a fixed order. Detail lists keep their
+ * sections (layers before files). */
+void tui_table_sort(struct tui_table *t, enum tui_col col, bool desc);
+/* Puts rows in the order of ids (a previous order, `=`); rows not in ids
+ * go last, in their current order. */
+void tui_table_hold(struct tui_table *t, const uint64_t *ids, size_t n);
+/* The label of a file or site hash: the name, "other", "(no file)" or hex. */
+const char *tui_name(const struct coll_state *s, uint64_t hash, char *buf, size_t len);
+/* Whether an alert covered any part of tick t. */
+bool tui_alert_at(const struct coll_alert_record *a, int64_t t, uint64_t tick_ns);
+
+/* The heatmap: rows are a RANKS or NODES table's rows in its order, columns
+ * the `cols` ticks up to t_end; a cell is the throughput (bytes/s, read +
+ * write) or the p99 latency (s; of the row's slowest layer and class) of
+ * that row in that tick. A cell is flagged when an alert about the rank
+ * covered the tick (2) or its p99 is over 4x the column's median (1). */
+struct tui_heat {
+	uint32_t rows, cols;
+	int64_t t0; /* tick of column 0 */
+	bool p99;
+	float *v;      /* rows x cols */
+	uint8_t *flag; /* rows x cols */
+	double vmax;
+};
+enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
+                            const struct tui_table *t, const struct tui_query *q, uint32_t cols,
+                            bool p99);
+void tui_heat_free(struct tui_heat *h);
+
+#endif

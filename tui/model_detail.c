@@ -1,0 +1,194 @@
+/* The drill-down and alert tables, and the order of any table (model.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "model_int.h"
+
+/* ---- a rank's files and a file's ranks (totals) ---- */
+
+/* Per key of the totals (FILE rows with a rank): sums into rows found by id. */
+static void add_total(struct tui_row *row, const struct coll_key *k, const struct coll_cell *c)
+{
+	if (k->cls == IOP_CLASS_READ)
+		row->v[TUI_COL_RD_BYTES] += (double)c->bytes;
+	else if (k->cls == IOP_CLASS_WRITE)
+		row->v[TUI_COL_WR_BYTES] += (double)c->bytes;
+	row->v[TUI_COL_BYTES] += (double)c->bytes;
+	row->v[TUI_COL_OPS] += (double)c->ops;
+	row->v[TUI_COL_TIME] += c->time_ns / 1e9;
+	if (c->ops)
+		row->layers |= (uint8_t)(1u << k->layer);
+}
+
+/* Rows keyed by id (file of a rank, rank of a file) built from the totals. */
+static enum iop_err totals_rows(struct tui_table *t, const struct coll_state *s,
+                                const struct tui_query *q, bool by_file)
+{
+	struct idmap map = {0};
+	size_t base = t->n;
+	enum iop_err e = IOP_OK;
+	for (uint32_t i = 0; i < s->totals.n && !e; i++) {
+		const struct coll_key *k = &s->totals.key[i];
+		if (by_file ? k->rank != q->rank : k->id != q->file)
+			continue;
+		if (!layer_in_scope(q, k->layer))
+			continue;
+		uint64_t id = by_file ? k->id : k->rank;
+		uint32_t j = idmap_get(&map, id, (uint32_t)(t->n - base));
+		if (j == UINT32_MAX) {
+			e = IOP_ERR_NOMEM;
+			break;
+		}
+		if (j == t->n - base) {
+			struct tui_row *row = table_add(t);
+			if (!row) {
+				e = IOP_ERR_NOMEM;
+				break;
+			}
+			row->id = id;
+			if (by_file) {
+				char hex[24];
+				const char *nm = tui_name(s, id, hex, sizeof hex);
+				row->kind = TUI_ROW_FILE;
+				row->name = nm == hex ? NULL : nm;
+				row->layer = (int8_t)k->layer;
+			} else {
+				row->kind = TUI_ROW_RANK;
+				row->rank = k->rank;
+				if (k->rank < s->n_ranks) {
+					row->node = (uint32_t)s->ranks[k->rank].node;
+					row->node_name = coll_state_host(s, row->node);
+				}
+				row->sev = alert_sev(q, s->tick_ns, k->rank, 0, -1);
+			}
+		}
+		add_total(&t->rows[base + j], k, &s->totals.cell[i]);
+	}
+	idmap_free(&map);
+	/* filter after the sums (a row's layers are known only then) */
+	size_t out = base;
+	for (size_t i = base; i < t->n; i++)
+		if (row_passes(q, &t->rows[i]))
+			t->rows[out++] = t->rows[i];
+	t->n = out;
+	return e;
+}
+
+enum iop_err build_detail(struct tui_table *t, const struct coll_state *s, const struct tui_query *q)
+{
+	enum iop_err e = build_layer_rows(t, s, q, q->rank);
+	return e ? e : totals_rows(t, s, q, true);
+}
+
+enum iop_err build_file_ranks(struct tui_table *t, const struct coll_state *s,
+                              const struct tui_query *q)
+{
+	return totals_rows(t, s, q, false);
+}
+
+/* ---- alerts: active first (at t_end), then the log ---- */
+
+enum iop_err build_alerts(struct tui_table *t, const struct coll_state *s, const struct tui_query *q)
+{
+	uint64_t tick_ns = s->tick_ns ? s->tick_ns : 1000000000ull;
+	uint64_t now_ns = (uint64_t)(q->t_end + 1) * tick_ns;
+	for (size_t i = 0; i < q->n_alerts; i++) {
+		const struct coll_alert_record *a = &q->alerts[i];
+		if (a->start_ns >= now_ns)
+			continue; /* not yet, at the time shown */
+		struct tui_row *row = table_add(t);
+		if (!row)
+			return IOP_ERR_NOMEM;
+		row->kind = TUI_ROW_ALERT;
+		row->id = i;
+		row->alert = a;
+		row->rank = a->rank;
+		row->layer = (int8_t)a->layer;
+		if (a->layer >= 0)
+			row->layers = (uint8_t)(1u << a->layer);
+		row->name = coll_alert_kind_name(a->kind);
+		if (a->file) {
+			row->name = coll_names_text(&s->names, a->file);
+			if (!row->name)
+				row->name = coll_alert_kind_name(a->kind);
+		}
+		bool active = tui_alert_at(a, q->t_end, tick_ns) && (a->end_ns == 0 || a->end_ns >= now_ns);
+		row->sev = active ? (uint8_t)a->severity : 0;
+		row->v[TUI_COL_SEV] = (double)a->severity + (active ? 10 : 0);
+		row->v[TUI_COL_START] = a->start_ns / 1e9;
+		uint64_t end = a->end_ns && a->end_ns < now_ns ? a->end_ns : now_ns;
+		row->v[TUI_COL_DUR] = end > a->start_ns ? (end - a->start_ns) / 1e9 : 0;
+		if (!row_passes(q, row))
+			t->n--;
+	}
+	return IOP_OK;
+}
+
+/* ---- order ---- */
+
+static enum tui_col sort_col;
+static int sort_dir;
+
+static int section(const struct tui_row *r)
+{
+	return r->kind == TUI_ROW_LAYER ? 0 : 1;
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	const struct tui_row *a = pa, *b = pb;
+	int c = section(a) - section(b);
+	if (c)
+		return c;
+	double x = a->v[sort_col], y = b->v[sort_col];
+	if (x != y)
+		return (x < y ? -1 : 1) * sort_dir;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->name && b->name && (c = strcmp(a->name, b->name)))
+		return c;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+void tui_table_sort(struct tui_table *t, enum tui_col col, bool desc)
+{
+	if ((unsigned)col >= TUI_COL__COUNT || t->n < 2)
+		return;
+	/* qsort is not stable, but the order is total: equal values fall back
+	 * to rank, name and the unique id. */
+	sort_col = col;
+	sort_dir = desc ? -1 : 1;
+	qsort(t->rows, t->n, sizeof *t->rows, cmp_rows);
+}
+
+struct held {
+	size_t pos;
+	struct tui_row row;
+};
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+void tui_table_hold(struct tui_table *t, const uint64_t *ids, size_t n)
+{
+	struct held *h = t->n > 1 ? malloc(t->n * sizeof *h) : NULL;
+	if (!h)
+		return;
+	struct idmap pos = {0};
+	for (size_t i = 0; i < n; i++)
+		(void)idmap_get(&pos, ids[i], (uint32_t)i);
+	for (size_t i = 0; i < t->n; i++) {
+		uint32_t p = idmap_find(&pos, t->rows[i].id);
+		h[i].pos = p == UINT32_MAX ? n + i : p;
+		h[i].row = t->rows[i];
+	}
+	idmap_free(&pos);
+	qsort(h, t->n, sizeof *h, cmp_held);
+	for (size_t i = 0; i < t->n; i++)
+		t->rows[i] = h[i].row;
+	free(h);
+}

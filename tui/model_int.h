@@ -1,0 +1,54 @@
+/* What model.c, model_detail.c and heat.c share: the window accumulator
+ * and an id -> index map. Internal to tui/. */
+#ifndef TUI_MODEL_INT_H
+#define TUI_MODEL_INT_H
+
+#include "hist.h"
+#include "model.h"
+
+/* One subject's sums over the window. */
+struct acc {
+	uint64_t rd, wr, ops, meta, time, excl, child, child_parent_ops, infl;
+	struct iop_hist h;
+	uint8_t layers;
+	bool seen;
+	float spark[TUI_SPARK];
+};
+
+void acc_cell(struct acc *a, const struct coll_key *k, const struct coll_cell *c, bool last);
+void acc_free(struct acc *a, size_t n);
+/* Fills the rate and latency columns of a row from an accumulator. */
+void acc_row(const struct acc *a, struct tui_row *r, double window_s);
+
+/* Visits every distinct tick (or bin) of [t_end - span + 1, t_end] of the
+ * history, oldest first; in_window tells whether it is in the last window
+ * ticks, slot its sparkline slot (-1 when before). */
+typedef void tick_visit_fn(void *arg, const struct coll_tick *k, bool in_window, int slot, bool last);
+void window_walk(const struct coll_state *s, const struct tui_query *q, bool spark,
+                 tick_visit_fn *fn, void *arg);
+double window_secs(const struct coll_state *s, const struct tui_query *q);
+bool layer_in_scope(const struct tui_query *q, unsigned layer);
+
+/* uint64 id -> index, open addressing. */
+struct idmap {
+	uint64_t *key;
+	uint32_t *val;
+	uint32_t n, cap; /* cap: power of two */
+};
+void idmap_free(struct idmap *m);
+/* The index of id, added as next when absent; UINT32_MAX when out of memory. */
+uint32_t idmap_get(struct idmap *m, uint64_t id, uint32_t next);
+uint32_t idmap_find(const struct idmap *m, uint64_t id);
+
+struct tui_row *table_add(struct tui_table *t);
+uint8_t alert_sev(const struct tui_query *q, uint64_t tick_ns, uint32_t rank, uint64_t file, int layer);
+bool row_passes(const struct tui_query *q, const struct tui_row *r);
+
+/* Layer rows: the job's (rank COLL_RANK_NONE) or one rank's. */
+enum iop_err build_layer_rows(struct tui_table *t, const struct coll_state *s,
+                              const struct tui_query *q, uint32_t rank);
+enum iop_err build_detail(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
+enum iop_err build_file_ranks(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
+enum iop_err build_alerts(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
+
+#endif

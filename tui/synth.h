@@ -1,0 +1,17 @@
+/* A synthetic window state for tui tests and the redraw benchmark, built
+ * through the engine (coll_state_apply of made-up tick deltas): ranks
+ * spread over nodes of 64, each writing its own file with POSIX writes of
+ * 64 KiB; one slow rank (10x the latency, a tenth of the bytes). */
+#ifndef TUI_SYNTH_H
+#define TUI_SYNTH_H
+
+#include <stdint.h>
+
+#include "state.h"
+
+#define TUI_SYNTH_T0 1700000000 /* first tick number, 1 s ticks */
+
+/* slow: the slow rank, or UINT32_MAX for none. */
+enum iop_err tui_synth_state(struct coll_state *s, uint32_t ranks, uint32_t ticks, uint32_t slow);
+
+#endif

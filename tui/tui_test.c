@@ -1,0 +1,274 @@
+/* Unit tests of the dashboard's pure parts: filter and seek parsing,
+ * formatting, table building on a synthetic state, sort stability, held
+ * order and the heatmap's flags. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "events.h"
+#include "filter.h"
+#include "fmt.h"
+#include "model.h"
+#include "synth.h"
+
+static void filter_parse(void **st)
+{
+	struct tui_filter f;
+	char err[128];
+	assert_int_equal(tui_filter_parse(&f, "rank=0-3,7", err, sizeof err), 0);
+	assert_int_equal(f.n, 1);
+	assert_int_equal(f.t[0].kind, TUI_TERM_RANK);
+	assert_int_equal(f.t[0].n_r, 2);
+	assert_int_equal(f.t[0].r[1].lo, 7);
+	assert_int_equal(tui_filter_parse(&f, "!file=*.h5|layer=MPI-IO| foo ", err, sizeof err), 0);
+	assert_true(f.invert);
+	assert_int_equal(f.n, 3);
+	assert_int_equal(f.t[1].layer, IOP_LAYER_MPIIO);
+	assert_string_equal(f.t[2].text, "foo");
+	/* errors leave the filter as it was */
+	assert_int_equal(tui_filter_parse(&f, "rank=3-1", err, sizeof err), -1);
+	assert_int_equal(f.n, 3);
+	assert_int_equal(tui_filter_parse(&f, "layer=nfs", err, sizeof err), -1);
+	assert_int_equal(tui_filter_parse(&f, "size=3", err, sizeof err), -1);
+	assert_non_null(strstr(err, "unknown key"));
+	assert_int_equal(tui_filter_parse(&f, "a||b", err, sizeof err), 0); /* strtok skips empties */
+	assert_int_equal(tui_filter_parse(&f, "!", err, sizeof err), -1);
+	assert_int_equal(tui_filter_parse(&f, "", err, sizeof err), 0);
+	assert_int_equal(f.n, 0);
+}
+
+static void filter_match(void **st)
+{
+	struct tui_filter f;
+	char err[128];
+	struct tui_subject r5 = {.rank = 5, .node = "n001", .layers = 1u << IOP_LAYER_POSIX};
+	struct tui_subject h5 = {.rank = UINT32_MAX, .path = "/d/particles.h5", .label = "/d/particles.h5",
+	                         .layers = 1u << IOP_LAYER_HDF5};
+	memset(&f, 0, sizeof f);
+	assert_true(tui_filter_match(&f, &r5)); /* no filter: every row */
+	assert_int_equal(tui_filter_parse(&f, "rank=0-4", err, sizeof err), 0);
+	assert_false(tui_filter_match(&f, &r5));
+	assert_false(tui_filter_match(&f, &h5)); /* no rank: no match */
+	assert_int_equal(tui_filter_parse(&f, "!rank=0-4", err, sizeof err), 0);
+	assert_true(tui_filter_match(&f, &r5));
+	assert_int_equal(tui_filter_parse(&f, "file=*.h5|rank=5", err, sizeof err), 0);
+	assert_true(tui_filter_match(&f, &r5));
+	assert_true(tui_filter_match(&f, &h5));
+	assert_int_equal(tui_filter_parse(&f, "PARTICLES", err, sizeof err), 0);
+	assert_true(tui_filter_match(&f, &h5));
+	assert_false(tui_filter_match(&f, &r5));
+	assert_int_equal(tui_filter_parse(&f, "layer=hdf5", err, sizeof err), 0);
+	assert_true(tui_filter_match(&f, &h5));
+	assert_false(tui_filter_match(&f, &r5));
+	assert_int_equal(tui_filter_parse(&f, "node=n00*", err, sizeof err), 0);
+	assert_true(tui_filter_match(&f, &r5));
+	assert_int_equal(tui_filter_parse(&f, "5", err, sizeof err), 0); /* rank number as text */
+	assert_true(tui_filter_match(&f, &r5));
+}
+
+static void seek_parse(void **st)
+{
+	int64_t t;
+	const uint64_t s = 1000000000ull;
+	assert_int_equal(tui_seek_parse("+30s", 1000, 900, 1100, s, &t), 0);
+	assert_int_equal(t, 1030);
+	assert_int_equal(tui_seek_parse("-5m", 1000, 900, 1100, s, &t), 0);
+	assert_int_equal(t, 900); /* clamped */
+	assert_int_equal(tui_seek_parse("50%", 1000, 900, 1100, s, &t), 0);
+	assert_int_equal(t, 1000);
+	assert_int_equal(tui_seek_parse("+2", 1000, 900, 1100, 500000000ull, &t), 0);
+	assert_int_equal(t, 1004); /* half-second ticks */
+	assert_int_equal(tui_seek_parse("12:00", 1700000000, 1600000000, 1800000000, s, &t), 0);
+	assert_int_equal((t + 86400) % 60, 0);
+	assert_int_equal(tui_seek_parse("25:00", 1000, 900, 1100, s, &t), -1);
+	assert_int_equal(tui_seek_parse("soon", 1000, 900, 1100, s, &t), -1);
+	assert_int_equal(tui_seek_parse("140%", 1000, 900, 1100, s, &t), -1);
+}
+
+static void formatting(void **st)
+{
+	char b[64];
+	tui_fmt_cell(b, sizeof b, TUI_COL_RD, 12.0 * 1024 * 1024, false);
+	assert_string_equal(b, "12.0 MiB/s");
+	tui_fmt_cell(b, sizeof b, TUI_COL_RD, 512, false);
+	assert_string_equal(b, "512 B/s");
+	tui_fmt_cell(b, sizeof b, TUI_COL_WR, 512 * 1024, true);
+	assert_string_equal(b, "0.5 MiB/s");
+	tui_fmt_cell(b, sizeof b, TUI_COL_P99, 0.041, false);
+	assert_string_equal(b, "41 ms");
+	tui_fmt_cell(b, sizeof b, TUI_COL_P50, 850e-6, false);
+	assert_string_equal(b, "850 us");
+	tui_fmt_cell(b, sizeof b, TUI_COL_P50, 0, false);
+	assert_string_equal(b, "-");
+	tui_fmt_cell(b, sizeof b, TUI_COL_IOPS, 4100, false);
+	assert_string_equal(b, "4.1k");
+	tui_fmt_cell(b, sizeof b, TUI_COL_EXCL_PC, 0.25, false);
+	assert_string_equal(b, "25%");
+	tui_fmt_cell(b, sizeof b, TUI_COL_SEV, 12, false);
+	assert_string_equal(b, "CRIT");
+	tui_fmt_elapsed(b, sizeof b, 3723);
+	assert_string_equal(b, "1:02:03");
+	tui_fmt_elapsed(b, sizeof b, 83);
+	assert_string_equal(b, "01:23");
+}
+
+static void query(struct tui_query *q, enum tui_list l, const struct coll_state *s, uint32_t w)
+{
+	memset(q, 0, sizeof *q);
+	q->list = l;
+	q->t_end = s->last_t;
+	q->window = w;
+	q->layer = -1;
+}
+
+static void ranks_table(void **st)
+{
+	struct coll_state s;
+	assert_int_equal(tui_synth_state(&s, 8, 20, 3), IOP_OK);
+	struct tui_table t = {0};
+	struct tui_query q;
+	query(&q, TUI_LIST_RANKS, &s, 10);
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 8);
+	assert_true(t.window_s == 10.0);
+	tui_table_sort(&t, TUI_COL_P99, true);
+	assert_int_equal(t.rows[0].rank, 3); /* the slow rank first */
+	assert_true(t.rows[0].v[TUI_COL_P99] > 5.8e-3 && t.rows[0].v[TUI_COL_P99] < 6.2e-3);
+	assert_string_equal(t.rows[0].node_name, "node000");
+	/* its rate: 10 ops x 64 KiB per 1 s tick */
+	assert_true(t.rows[0].v[TUI_COL_WR] == 655360.0);
+	/* bytes: exact totals of 20 ticks */
+	assert_true(t.rows[0].v[TUI_COL_BYTES] == 20 * 655360.0);
+	/* a filter */
+	struct tui_filter f;
+	char err[64];
+	assert_int_equal(tui_filter_parse(&f, "rank=2-4", err, sizeof err), 0);
+	q.filter = &f;
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 3);
+	/* grouped per node */
+	q.filter = NULL;
+	q.list = TUI_LIST_NODES;
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 1);
+	assert_true(t.rows[0].v[TUI_COL_RANKS] == 8);
+	/* files, layers, a rank's detail, a file's ranks */
+	q.list = TUI_LIST_FILES;
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 8);
+	assert_true(t.rows[0].v[TUI_COL_RANKS] == 1);
+	uint64_t file = t.rows[0].id;
+	q.list = TUI_LIST_LAYERS;
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, IOP_LAYER__COUNT);
+	assert_true(t.rows[IOP_LAYER_POSIX].v[TUI_COL_EXCL_PC] == 1.0);
+	q.list = TUI_LIST_RANK_DETAIL;
+	q.rank = 3;
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 2); /* [POSIX] and its file */
+	assert_int_equal(t.rows[0].kind, TUI_ROW_LAYER);
+	assert_string_equal(t.rows[1].name, "/scratch/job/out.3");
+	q.list = TUI_LIST_FILE_RANKS;
+	q.file = file;
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 1);
+	tui_table_free(&t);
+	coll_state_free(&s);
+}
+
+static void sort_stable(void **st)
+{
+	struct tui_table t = {0};
+	const char *names[] = {"/b", "/a", "/c", "/a2"};
+	for (int i = 0; i < 40; i++) {
+		struct tui_row *r = &(struct tui_row){0};
+		if (t.n == t.cap) {
+			t.cap = 64;
+			t.rows = realloc(t.rows, t.cap * sizeof *t.rows);
+		}
+		r = &t.rows[t.n++];
+		memset(r, 0, sizeof *r);
+		r->kind = TUI_ROW_RANK;
+		r->rank = (uint32_t)(39 - i);
+		r->id = r->rank;
+		r->v[TUI_COL_BYTES] = i % 3; /* many ties */
+	}
+	tui_table_sort(&t, TUI_COL_BYTES, true);
+	for (size_t i = 1; i < t.n; i++) {
+		const struct tui_row *a = &t.rows[i - 1], *b = &t.rows[i];
+		assert_true(a->v[TUI_COL_BYTES] > b->v[TUI_COL_BYTES] ||
+		            (a->v[TUI_COL_BYTES] == b->v[TUI_COL_BYTES] && a->rank < b->rank));
+	}
+	/* files: ties by path */
+	t.n = 0;
+	for (int i = 0; i < 4; i++) {
+		struct tui_row *r = &t.rows[t.n++];
+		memset(r, 0, sizeof *r);
+		r->kind = TUI_ROW_FILE;
+		r->rank = COLL_RANK_NONE;
+		r->name = names[i];
+		r->id = (uint64_t)(100 - i);
+	}
+	tui_table_sort(&t, TUI_COL_RD, false);
+	assert_string_equal(t.rows[0].name, "/a");
+	assert_string_equal(t.rows[1].name, "/a2");
+	assert_string_equal(t.rows[3].name, "/c");
+	/* `=`: a held order wins over values; unknown rows go last */
+	uint64_t held[] = {99, 97};
+	tui_table_hold(&t, held, 2);
+	assert_int_equal(t.rows[0].id, 99);
+	assert_int_equal(t.rows[1].id, 97);
+	assert_string_equal(t.rows[2].name, "/b");
+	tui_table_free(&t);
+}
+
+static void heat_flags(void **st)
+{
+	struct coll_state s;
+	assert_int_equal(tui_synth_state(&s, 16, 30, 5), IOP_OK);
+	struct tui_table t = {0};
+	struct tui_query q;
+	query(&q, TUI_LIST_RANKS, &s, 10);
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	tui_table_sort(&t, TUI_COL_BYTES, true); /* the slow rank last */
+	assert_int_equal(t.rows[15].rank, 5);
+	struct tui_heat h = {0};
+	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 40, true), IOP_OK);
+	assert_int_equal(h.rows, 16);
+	assert_int_equal(h.t0, s.last_t - 39);
+	for (uint32_t c = 0; c < 40; c++) {
+		bool has = h.t0 + c >= s.first_t;
+		assert_int_equal(h.flag[15 * 40 + c], has ? 1 : 0);
+		assert_int_equal(h.flag[0 * 40 + c], 0);
+	}
+	/* throughput: no outlier flag, but an alert on rank 0 flags its ticks */
+	struct coll_alert_record a = {.kind = COLL_ALERT_STRAGGLER, .severity = COLL_SEV_CRIT,
+	                              .rank = t.rows[0].rank,
+	                              .start_ns = (uint64_t)(s.last_t - 2) * 1000000000ull};
+	q.alerts = &a;
+	q.n_alerts = 1;
+	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 40, false), IOP_OK);
+	assert_int_equal(h.flag[15 * 40 + 39], 0);
+	assert_int_equal(h.flag[0 * 40 + 39], 2);
+	assert_int_equal(h.flag[0 * 40 + 36], 0);
+	assert_true(h.vmax > 6e6);
+	tui_heat_free(&h);
+	tui_table_free(&t);
+	coll_state_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(filter_parse), cmocka_unit_test(filter_match),
+		cmocka_unit_test(seek_parse),   cmocka_unit_test(formatting),
+		cmocka_unit_test(ranks_table),  cmocka_unit_test(sort_stable),
+		cmocka_unit_test(heat_flags),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
