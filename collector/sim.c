@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyframe.h"
+
 static void to_root(void *arg, struct coll_delta *d)
 {
 	struct coll_sim *s = arg;
@@ -127,4 +129,16 @@ enum iop_err coll_sim_finish(struct coll_sim *s)
 	}
 	advance(s, s->now_ns + 10000000000ull, true);
 	return IOP_OK;
+}
+
+bool coll_sim_same_state(const struct coll_state *a, const struct coll_state *b)
+{
+	uint8_t *x = NULL, *y = NULL;
+	size_t cx = 0, cy = 0, lx = 0, ly = 0;
+	bool same = !coll_state_encode_keyframe(a, 0, &x, &cx, &lx) &&
+	            !coll_state_encode_keyframe(b, 0, &y, &cy, &ly) && lx == ly &&
+	            !memcmp(x, y, lx);
+	free(x);
+	free(y);
+	return same;
 }

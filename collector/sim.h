@@ -44,4 +44,8 @@ enum iop_err coll_sim_run_until(struct coll_sim *s, uint64_t t_ns, unsigned max_
 /* Every rank sends what it has left and ends; every tick closes. */
 enum iop_err coll_sim_finish(struct coll_sim *s);
 
+/* True when a and b have the same keyframe encoding (keyframe.h): the
+ * same state, byte for byte. */
+bool coll_sim_same_state(const struct coll_state *a, const struct coll_state *b);
+
 #endif
