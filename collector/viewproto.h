@@ -33,7 +33,7 @@
 
 /* Largest request a root reads, largest message a viewer reads. */
 #define COLL_VIEW_REQ_MAX   4096
-#define COLL_VIEW_REPLY_MAX ((size_t)1 << 30)
+#define COLL_VIEW_REPLY_MAX ((size_t)2047 << 20) /* nanomsg's limit is an int */
 
 enum coll_view_type {
 	COLL_VIEW_TICK = 1,     /* published: one closed tick */
