@@ -206,36 +206,91 @@ enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *s
 	return e;
 }
 
+void coll_name_encode(const struct coll_name *n, struct iop_wcur *c)
+{
+	iop_put_u64le(c, n->hash);
+	iop_put_u8(c, n->kind);
+	iop_put_varint(c, n->len);
+	iop_put_bytes(c, n->text, n->len);
+}
+
+enum iop_err coll_name_decode(struct coll_name *n, struct iop_rcur *c)
+{
+	memset(n, 0, sizeof(*n));
+	n->hash = iop_get_u64le(c);
+	n->kind = iop_get_u8(c);
+	n->len = (uint32_t)iop_get_varint_max(c, IOP_NAME_MAX);
+	const uint8_t *text = iop_get_bytes(c, n->len);
+	if (c->err)
+		return c->err;
+	if (n->kind < IOP_NAME_FILE || n->kind > IOP_NAME_HOST || memchr(text, 0, n->len))
+		return IOP_ERR_MALFORMED;
+	n->text = (char *)text;
+	return IOP_OK;
+}
+
+void coll_counter_encode(const struct coll_counter *k, struct iop_wcur *c)
+{
+	iop_put_varint(c, k->rank);
+	iop_put_u32le(c, k->node);
+	iop_put_varint(c, k->pid);
+	iop_put_varint(c, k->image);
+	iop_put_u64le(c, k->file);
+	iop_put_u8(c, (uint8_t)(k->layer << 4 | k->cls));
+	iop_put_varint(c, k->ops);
+	iop_put_varint(c, k->bytes);
+	iop_put_varint(c, k->time_ns);
+	iop_put_varint(c, k->errors);
+}
+
+enum iop_err coll_counter_decode(struct coll_counter *k, struct iop_rcur *c)
+{
+	memset(k, 0, sizeof(*k));
+	k->rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+	k->node = iop_get_u32le(c);
+	k->pid = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+	k->image = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
+	k->file = iop_get_u64le(c);
+	uint8_t lc = iop_get_u8(c);
+	k->layer = lc >> 4;
+	k->cls = lc & 15;
+	k->ops = iop_get_varint(c);
+	k->bytes = iop_get_varint(c);
+	k->time_ns = iop_get_varint(c);
+	k->errors = iop_get_varint(c);
+	if (c->err)
+		return c->err;
+	if (k->layer >= IOP_LAYER__COUNT || k->cls >= IOP_CLASS__COUNT)
+		return IOP_ERR_MALFORMED;
+	return IOP_OK;
+}
+
 /* The monitor counts in wire order. */
 #define MON_FIELDS(X) X(frames) X(events) X(produced) X(dropped) X(late) X(rejected_frames) X(shim_ns)
 
-void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c)
+void coll_monitor_encode(const struct coll_monitor *m, struct iop_wcur *c)
 {
-#define PUT(f) iop_put_varint(c, d->mon.f);
+#define PUT(f) iop_put_varint(c, m->f);
 	MON_FIELDS(PUT)
 #undef PUT
+}
+
+void coll_monitor_decode(struct coll_monitor *m, struct iop_rcur *c)
+{
+#define GET(f) m->f = iop_get_varint(c);
+	MON_FIELDS(GET)
+#undef GET
+}
+
+void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c)
+{
+	coll_monitor_encode(&d->mon, c);
 	iop_put_varint(c, d->n_names);
-	for (uint32_t i = 0; i < d->n_names; i++) {
-		const struct coll_name *n = &d->names[i];
-		iop_put_u64le(c, n->hash);
-		iop_put_u8(c, n->kind);
-		iop_put_varint(c, n->len);
-		iop_put_bytes(c, n->text, n->len);
-	}
+	for (uint32_t i = 0; i < d->n_names; i++)
+		coll_name_encode(&d->names[i], c);
 	iop_put_varint(c, d->ctr.n);
-	for (uint32_t i = 0; i < d->ctr.n; i++) {
-		const struct coll_counter *k = &d->ctr.v[i];
-		iop_put_varint(c, k->rank);
-		iop_put_u32le(c, k->node);
-		iop_put_varint(c, k->pid);
-		iop_put_varint(c, k->image);
-		iop_put_u64le(c, k->file);
-		iop_put_u8(c, (uint8_t)(k->layer << 4 | k->cls));
-		iop_put_varint(c, k->ops);
-		iop_put_varint(c, k->bytes);
-		iop_put_varint(c, k->time_ns);
-		iop_put_varint(c, k->errors);
-	}
+	for (uint32_t i = 0; i < d->ctr.n; i++)
+		coll_counter_encode(&d->ctr.v[i], c);
 	iop_put_varint(c, d->n_procs);
 	for (uint32_t i = 0; i < d->n_procs; i++) {
 		const struct coll_proc *p = &d->procs[i];
@@ -248,9 +303,7 @@ void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c)
 	coll_tick_encode(&d->tick, c);
 }
 
-/* A count of records each at least min_bytes long: larger than what is
- * left means the data is not there, whatever it claims. */
-static uint64_t get_count(struct iop_rcur *c, uint32_t max, size_t min_bytes)
+uint64_t coll_get_count(struct iop_rcur *c, uint64_t max, size_t min_bytes)
 {
 	uint64_t n = iop_get_varint(c);
 	if (c->err)
@@ -268,17 +321,15 @@ static uint64_t get_count(struct iop_rcur *c, uint32_t max, size_t min_bytes)
 
 static enum iop_err decode_names(struct coll_delta *d, struct iop_rcur *c)
 {
-	uint64_t n = get_count(c, MAX_NAMES, 10);
+	uint64_t n = coll_get_count(c, MAX_NAMES, 10);
 	for (uint64_t i = 0; !c->err && i < n; i++) {
-		uint64_t hash = iop_get_u64le(c);
-		uint8_t kind = iop_get_u8(c);
-		uint32_t len = (uint32_t)iop_get_varint_max(c, IOP_NAME_MAX);
-		const uint8_t *text = iop_get_bytes(c, len);
-		if (c->err)
+		struct coll_name nm;
+		enum iop_err e = coll_name_decode(&nm, c);
+		if (e == IOP_ERR_MALFORMED && !c->err)
+			return e;
+		if (e)
 			break;
-		if (kind < IOP_NAME_FILE || kind > IOP_NAME_HOST || memchr(text, 0, len))
-			return IOP_ERR_MALFORMED;
-		enum iop_err e = coll_delta_add_name(d, hash, kind, (const char *)text, len);
+		e = coll_delta_add_name(d, nm.hash, nm.kind, nm.text, nm.len);
 		if (e)
 			return e;
 	}
@@ -287,26 +338,15 @@ static enum iop_err decode_names(struct coll_delta *d, struct iop_rcur *c)
 
 static enum iop_err decode_counters(struct coll_delta *d, struct iop_rcur *c)
 {
-	uint64_t n = get_count(c, MAX_COUNTERS, 20);
+	uint64_t n = coll_get_count(c, MAX_COUNTERS, 20);
 	for (uint64_t i = 0; !c->err && i < n; i++) {
-		struct coll_counter k = {0};
-		k.rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
-		k.node = iop_get_u32le(c);
-		k.pid = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
-		k.image = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
-		k.file = iop_get_u64le(c);
-		uint8_t lc = iop_get_u8(c);
-		k.layer = lc >> 4;
-		k.cls = lc & 15;
-		k.ops = iop_get_varint(c);
-		k.bytes = iop_get_varint(c);
-		k.time_ns = iop_get_varint(c);
-		k.errors = iop_get_varint(c);
-		if (c->err)
+		struct coll_counter k;
+		enum iop_err e = coll_counter_decode(&k, c);
+		if (e == IOP_ERR_MALFORMED)
+			return e;
+		if (e)
 			break;
-		if (k.layer >= IOP_LAYER__COUNT || k.cls >= IOP_CLASS__COUNT)
-			return IOP_ERR_MALFORMED;
-		enum iop_err e = coll_delta_add_counter(d, &k);
+		e = coll_delta_add_counter(d, &k);
 		if (e)
 			return e;
 	}
@@ -315,7 +355,7 @@ static enum iop_err decode_counters(struct coll_delta *d, struct iop_rcur *c)
 
 static enum iop_err decode_procs(struct coll_delta *d, struct iop_rcur *c)
 {
-	uint64_t n = get_count(c, MAX_PROCS, 16);
+	uint64_t n = coll_get_count(c, MAX_PROCS, 16);
 	for (uint64_t i = 0; !c->err && i < n; i++) {
 		struct coll_proc p = {0};
 		p.t_ns = iop_get_u64le(c);
@@ -337,9 +377,7 @@ static enum iop_err decode_procs(struct coll_delta *d, struct iop_rcur *c)
 enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c)
 {
 	coll_delta_reset(d, 0);
-#define GET(f) d->mon.f = iop_get_varint(c);
-	MON_FIELDS(GET)
-#undef GET
+	coll_monitor_decode(&d->mon, c);
 	enum iop_err e = c->err;
 	if (!e)
 		e = decode_names(d, c);
@@ -356,9 +394,7 @@ enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c)
 
 #define HDR_LEN 32 /* magic, version, reserved, job, sender, seq */
 
-/* Runs fill on a cursor over *buf (less tail bytes), doubling the buffer
- * until it fits or would pass max; *len = bytes filled. */
-static enum iop_err encode_grown(uint8_t **buf, size_t *cap, size_t max, size_t tail,
+enum iop_err coll_encode_grown(uint8_t **buf, size_t *cap, size_t max, size_t tail,
                                  void (*fill)(const void *arg, struct iop_wcur *c),
                                  const void *arg, size_t *len)
 {
@@ -394,7 +430,7 @@ static void fill_body(const void *arg, struct iop_wcur *c)
 enum iop_err coll_delta_encode_body_buf(const struct coll_delta *d, size_t max, uint8_t **buf,
                                         size_t *cap, size_t *len)
 {
-	return encode_grown(buf, cap, max, 0, fill_body, d, len);
+	return coll_encode_grown(buf, cap, max, 0, fill_body, d, len);
 }
 
 struct message {
@@ -420,7 +456,7 @@ enum iop_err coll_delta_encode(const struct coll_delta *d, const struct coll_del
 {
 	struct message m = {d, h};
 	size_t n;
-	enum iop_err e = encode_grown(buf, cap, (size_t)1 << 31, IOP_MAC_BYTES, fill_message, &m, &n);
+	enum iop_err e = coll_encode_grown(buf, cap, (size_t)1 << 31, IOP_MAC_BYTES, fill_message, &m, &n);
 	if (e)
 		return e;
 	*len = n + IOP_MAC_BYTES;

@@ -120,4 +120,32 @@ enum iop_err coll_delta_encode_body_buf(const struct coll_delta *d, size_t max, 
                                         size_t *cap, size_t *len);
 enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c);
 
+/* The monitor counts as the body encodes them (7 varints); decode leaves
+ * its errors in the cursor. */
+void coll_monitor_encode(const struct coll_monitor *m, struct iop_wcur *c);
+void coll_monitor_decode(struct coll_monitor *m, struct iop_rcur *c);
+
+/* One name as the body encodes it. Decode points n->text into the
+ * cursor's bytes (not NUL-terminated: n->len) and returns the cursor's
+ * error or MALFORMED (an unknown kind, a NUL in the text). */
+void coll_name_encode(const struct coll_name *n, struct iop_wcur *c);
+enum iop_err coll_name_decode(struct coll_name *n, struct iop_rcur *c);
+
+/* One counter as the body encodes it (docs/collector.md). Decode returns
+ * the cursor's error or MALFORMED (a layer or class out of range). */
+void coll_counter_encode(const struct coll_counter *k, struct iop_wcur *c);
+enum iop_err coll_counter_decode(struct coll_counter *k, struct iop_rcur *c);
+
+/* A count of records each at least min_bytes long: above max sets the
+ * cursor's OVERSIZED, above what the bytes left can hold its TRUNCATED
+ * (the data is not there, whatever it claims); 0 then. */
+uint64_t coll_get_count(struct iop_rcur *c, uint64_t max, size_t min_bytes);
+
+/* Runs fill on a cursor over *buf (less tail bytes), doubling the buffer
+ * (at least 64 KiB) until it fits or would pass max (OVERSIZED); NOMEM.
+ * *len = bytes filled. For encoders that write a whole record at once. */
+enum iop_err coll_encode_grown(uint8_t **buf, size_t *cap, size_t max, size_t tail,
+                               void (*fill)(const void *arg, struct iop_wcur *c), const void *arg,
+                               size_t *len);
+
 #endif

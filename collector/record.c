@@ -8,8 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keyframe.h"
 #include "rec.h"
 #include "rec_io.h"
+
+#define KEYFRAME_EVERY_NS (60 * 1000000000ull)
 
 struct coll_record {
 	char *path;
@@ -18,6 +21,11 @@ struct coll_record {
 	uint8_t *buf;
 	size_t cap;
 	bool failed;
+	struct coll_record_opts opts;
+	uint64_t last_key_ns; /* end of the tick of the last keyframe; 0: no tick yet */
+	uint8_t *kf, *part;   /* a keyframe, and one frame's payload of it */
+	size_t kf_cap;
+	struct coll_record_stats st;
 };
 
 static void report(struct coll_record *r, enum iop_err e)
@@ -36,27 +44,43 @@ static void report(struct coll_record *r, enum iop_err e)
 
 struct coll_record *coll_record_open(const char *path, const struct coll_job_info *job)
 {
+	return coll_record_open_opts(path, job, NULL);
+}
+
+struct coll_record *coll_record_open_opts(const char *path, const struct coll_job_info *job,
+                                          const struct coll_record_opts *opts)
+{
 	struct coll_record *r = calloc(1, sizeof(*r));
 	if (!r || !(r->path = strdup(path))) {
 		free(r);
 		fprintf(stderr, "iopulse: cannot record: out of memory\n");
 		return NULL;
 	}
+	if (opts)
+		r->opts = *opts;
+	if (!r->opts.keyframe_every_ns)
+		r->opts.keyframe_every_ns = KEYFRAME_EVERY_NS;
+	if (!r->opts.keyframe_part_max || r->opts.keyframe_part_max > REC_PAYLOAD_MAX - COLL_REC_KEYFRAME_HDR)
+		r->opts.keyframe_part_max = REC_PAYLOAD_MAX - COLL_REC_KEYFRAME_HDR;
 	char id[17], start[32], host[256] = "";
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);
 	coll_iso_time(job->start_ns, start, sizeof start);
 	gethostname(host, sizeof host - 1);
-	json_t *meta = json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:s}", "v", 1, "delta_version",
-	                         COLL_DELTA_VERSION, "job", id, "start", start,
-	                         "command", job->command ? job->command : "", "host", host,
-	                         "tick_ns", (json_int_t)job->tick_ns, "payloads",
-	                         "DELTA: tick delta body (docs/collector.md); ALERT: alert JSON");
+	json_t *meta = json_pack(
+		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:s}", "v", 1, "delta_version",
+		COLL_DELTA_VERSION, "keyframe_version", COLL_KEYFRAME_VERSION, "job", id, "start",
+		start, "command", job->command ? job->command : "", "host", host, "tick_ns",
+		(json_int_t)job->tick_ns, "keyframe_every_ns",
+		(json_int_t)(r->opts.keyframe_every_ns == UINT64_MAX ? 0 : r->opts.keyframe_every_ns),
+		"payloads",
+		"DELTA: tick delta body (docs/collector.md); ALERT: alert JSON; KEYFRAME: the window "
+		"state after the DELTA before it, in parts (docs/recording.md)");
 	char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
 	json_decref(meta);
 	enum iop_err e = text ? rec_io_file_create(path, &r->io) : IOP_ERR_NOMEM;
-	struct rec_writer_opts opts = {.job_id = job->id, .start_ns = job->start_ns};
+	struct rec_writer_opts wopts = {.job_id = job->id, .start_ns = job->start_ns};
 	if (!e)
-		e = rec_writer_open(r->io, &opts, text, strlen(text), &r->w);
+		e = rec_writer_open(r->io, &wopts, text, strlen(text), &r->w);
 	free(text);
 	if (e) {
 		fprintf(stderr, "iopulse: cannot record to %s: %s%s%s\n", path, iop_strerror(e),
@@ -72,16 +96,78 @@ struct coll_record *coll_record_open(const char *path, const struct coll_job_inf
 
 void coll_record_tick(struct coll_record *r, const struct coll_delta *d)
 {
+	coll_record_tick_state(r, d, NULL);
+}
+
+/* Writes the keyframe of s (the state after tick t) as one or more
+ * KEYFRAME frames at time_ns. */
+static enum iop_err write_keyframe(struct coll_record *r, const struct coll_state *s, int64_t t,
+                                   uint64_t time_ns)
+{
+	size_t len;
+	if (coll_state_encode_keyframe(s, COLL_REC_KEYFRAME_MAX, &r->kf, &r->kf_cap, &len)) {
+		r->st.keyframes_skipped++;
+		return IOP_OK;
+	}
+	size_t per = r->opts.keyframe_part_max;
+	size_t parts = (len + per - 1) / per;
+	if (parts > COLL_REC_KEYFRAME_PARTS) {
+		r->st.keyframes_skipped++;
+		return IOP_OK;
+	}
+	if (!r->part && !(r->part = malloc(per + COLL_REC_KEYFRAME_HDR)))
+		return IOP_ERR_NOMEM;
+	for (size_t i = 0; i < parts; i++) {
+		size_t at = i * per, n = len - at < per ? len - at : per;
+		struct iop_wcur c = iop_wcur_make(r->part, per + COLL_REC_KEYFRAME_HDR);
+		iop_put_u8(&c, COLL_REC_KEYFRAME_LAYOUT);
+		iop_put_svarint(&c, t);
+		iop_put_varint(&c, i);
+		iop_put_varint(&c, parts);
+		iop_put_varint(&c, len);
+		iop_put_bytes(&c, r->kf + at, n);
+		enum iop_err e = c.err;
+		if (!e)
+			e = rec_write(r->w, REC_KEYFRAME, time_ns, r->part, (size_t)(c.p - r->part));
+		if (e)
+			return e;
+	}
+	r->st.keyframes++;
+	r->st.keyframe_frames += parts;
+	r->st.keyframe_bytes = len;
+	return IOP_OK;
+}
+
+void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
+                            const struct coll_state *s)
+{
 	if (!r || r->failed)
 		return;
 	size_t len;
+	uint64_t end_ns = (uint64_t)(d->tick.t + 1) * d->tick.tick_ns;
 	enum iop_err e = coll_delta_encode_body_buf(d, REC_PAYLOAD_MAX, &r->buf, &r->cap, &len);
 	if (!e)
-		e = rec_write(r->w, REC_DELTA, (uint64_t)(d->tick.t + 1) * d->tick.tick_ns, r->buf, len);
+		e = rec_write(r->w, REC_DELTA, end_ns, r->buf, len);
+	/* keyframes at every multiple of the period the ticks cross, the
+	 * first one a period after the first tick */
+	uint64_t every = r->opts.keyframe_every_ns;
+	if (!e && s && every != UINT64_MAX) {
+		if (!r->last_key_ns)
+			r->last_key_ns = end_ns;
+		else if (end_ns / every > r->last_key_ns / every) {
+			e = write_keyframe(r, s, d->tick.t, end_ns);
+			r->last_key_ns = end_ns;
+		}
+	}
 	if (!e)
 		e = rec_flush(r->w);
 	if (e)
 		report(r, e);
+}
+
+void coll_record_stats(const struct coll_record *r, struct coll_record_stats *st)
+{
+	*st = r->st;
 }
 
 void coll_record_alert(struct coll_record *r, uint64_t t_ns, json_t *alert)
@@ -104,6 +190,8 @@ void coll_record_close(struct coll_record *r)
 		fprintf(stderr, "iopulse: closing the recording %s: %s\n", r->path, iop_strerror(e));
 	rec_io_close(r->io);
 	free(r->buf);
+	free(r->kf);
+	free(r->part);
 	free(r->path);
 	free(r);
 }

@@ -1,7 +1,10 @@
 /* The root's recording (--record FILE): the .iop file of replay/rec.h with
  * a META frame (job metadata as JSON), one DELTA frame per closed tick (the
- * tick delta's body, docs/collector.md), and one ALERT frame per alert
- * transition (its JSON record). Each tick is written through to the file,
+ * tick delta's body, docs/collector.md), one ALERT frame per alert
+ * transition (its JSON record), and every N seconds of ticks (60 by
+ * default) a KEYFRAME: the window state after the tick whose DELTA it
+ * follows (keyframe.h), in one or more frames (docs/recording.md), so a
+ * reader can start there (rec_state.h). Each tick is written through to the file,
  * so a job killed outright leaves a recording readable to its last tick. A
  * write error (a full disk) is reported once; the job runs on and what was
  * written stays readable. */
@@ -15,9 +18,43 @@
 
 struct coll_record;
 
-/* NULL on failure, with the reason printed. */
+/* A KEYFRAME frame's payload: u8 layout version (1), svarint tick (the
+ * state's last tick), varint part (from 0), varint parts, varint the whole
+ * keyframe's length, then the part's bytes of it (docs/recording.md). */
+#define COLL_REC_KEYFRAME_LAYOUT 1
+#define COLL_REC_KEYFRAME_MAX    ((size_t)1 << 30) /* a whole keyframe */
+#define COLL_REC_KEYFRAME_PARTS  4096
+#define COLL_REC_KEYFRAME_HDR    32 /* at most, before a part's bytes */
+
+struct coll_record_opts {
+	uint64_t keyframe_every_ns; /* 0: 60 s; UINT64_MAX: no keyframes */
+	size_t keyframe_part_max;   /* bytes of keyframe per frame; 0: as many as a
+	                               frame takes (tests make it small) */
+};
+
+/* NULL on failure, with the reason printed. opts may be NULL (defaults). */
+struct coll_record *coll_record_open_opts(const char *path, const struct coll_job_info *job,
+                                          const struct coll_record_opts *opts);
+/* coll_record_open_opts with the defaults. */
 struct coll_record *coll_record_open(const char *path, const struct coll_job_info *job);
+
+/* Writes the DELTA of a closed tick, then, when its end has crossed a
+ * multiple of keyframe_every_ns since the last keyframe (or the first
+ * tick), the KEYFRAME of s, the state d was just applied to. A keyframe
+ * that cannot be built (out of memory, over COLL_REC_KEYFRAME_MAX) is
+ * skipped and counted; the recording goes on. */
+void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
+                            const struct coll_state *s);
+/* The DELTA alone: no keyframes. */
 void coll_record_tick(struct coll_record *r, const struct coll_delta *d);
+
+struct coll_record_stats {
+	uint64_t keyframes;         /* written */
+	uint64_t keyframe_frames;   /* KEYFRAME frames they took */
+	uint64_t keyframes_skipped; /* could not be built */
+	uint64_t keyframe_bytes;    /* the last one's size, before compression */
+};
+void coll_record_stats(const struct coll_record *r, struct coll_record_stats *st);
 void coll_record_alert(struct coll_record *r, uint64_t t_ns, json_t *alert);
 /* Writes END (clean close) and frees. */
 void coll_record_close(struct coll_record *r);

@@ -71,9 +71,12 @@ struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_ke
 	return s ? &k->cell[s - 1] : NULL;
 }
 
-static enum iop_err grow(struct coll_tick *k)
+/* Room for at least want rows (0: twice the present room). */
+static enum iop_err grow(struct coll_tick *k, uint32_t want)
 {
 	uint32_t cap = k->cap ? k->cap * 2 : 64;
+	while (cap < want)
+		cap *= 2;
 	if (cap > COLL_TICK_MAX_ROWS)
 		return IOP_ERR_OVERSIZED;
 	struct coll_key *key = realloc(k->key, cap * sizeof(*key));
@@ -108,7 +111,7 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
 		}
 	}
 	if (k->n == k->cap) {
-		enum iop_err e = grow(k);
+		enum iop_err e = grow(k, 0);
 		if (e)
 			return e;
 	}
@@ -245,6 +248,9 @@ enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c)
 	 * it is rejected before anything is allocated for it. */
 	if (!e && n > iop_rcur_left(c) / 12)
 		e = IOP_ERR_TRUNCATED;
+	/* sized once for the rows announced (their bytes are there) */
+	if (!e && n > k->cap)
+		e = grow(k, (uint32_t)n);
 	for (uint64_t i = 0; !e && i < n; i++)
 		e = decode_row(k, c);
 	if (e)

@@ -1,0 +1,177 @@
+/* Seeking in a recording with keyframes, on a synthetic 1-hour, 1024-rank
+ * job recorded by the root's writer (collector/record.c) into a temporary
+ * file: a tick a second, each with a row per rank (writes; a read row for
+ * every 4th rank), 64 shared files, the layers, a counter per rank; a
+ * keyframe every 60 s.
+ *
+ *   seek_ms              the state at a random time: the last keyframe
+ *                        before it decoded, the DELTAs after it applied
+ *                        (coll_rec_state_at), mean of 20
+ *   seek_max_ms          the slowest of those 20
+ *   keyframe_MiB         the last keyframe's size, before compression
+ *   rec_keyframe_write_ms  writing one keyframe (encode, compress, write),
+ *                        mean over the hour
+ *
+ * Usage: seek_bench [NAME...] (default: all). Prints "NAME VALUE UNIT".
+ * RANKS and SECONDS in the environment make a smaller job. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "clock.h"
+#include "events.h"
+#include "frame.h"
+#include "rec_io.h"
+#include "rec_state.h"
+#include "record.h"
+
+#define SEC   1000000000ull
+#define T0    (1700000000ull * SEC)
+#define FILES 64
+
+static uint64_t rng = 88172645463325252u;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return rng;
+}
+
+static void must(enum iop_err e, const char *what)
+{
+	if (e) {
+		fprintf(stderr, "seek_bench: %s: %s\n", what, iop_strerror(e));
+		exit(1);
+	}
+}
+
+static void add_calls(struct coll_tick *k, struct coll_key key, unsigned calls, uint64_t bytes)
+{
+	struct coll_cell *c;
+	must(coll_tick_row(k, &key, &c), "row");
+	for (unsigned i = 0; i < calls; i++)
+		coll_cell_add_call(c, 20000 + next_rand() % 500000, bytes, true, false);
+	c->excl_ns = c->time_ns;
+	c->busy_ns = c->time_ns;
+	c->off_ops = calls;
+	c->seq_ops = calls - calls / 4;
+}
+
+/* Tick t's delta: what 1024 ranks did in one second. */
+static void make_tick(struct coll_delta *d, int64_t t, unsigned ranks, uint64_t *ctr_ops)
+{
+	coll_delta_reset(d, t);
+	char name[64];
+	if (t == (int64_t)(T0 / SEC)) {
+		for (unsigned f = 0; f < FILES; f++) {
+			int n = snprintf(name, sizeof name, "/scratch/job/out.%02u.h5", f);
+			must(coll_delta_add_name(d, 0x1000 + f, IOP_NAME_FILE, name, (uint32_t)n), "name");
+		}
+		must(coll_delta_add_name(d, 0xabcd00000007ull, IOP_NAME_HOST, "node-0007", 9), "host");
+		for (unsigned r = 0; r < ranks; r++) {
+			struct coll_proc p = {.t_ns = T0, .rank = r, .node = 7, .pid = 1000 + r,
+			                      .state = COLL_PROC_JOINED};
+			must(coll_delta_add_proc(d, &p), "proc");
+		}
+	}
+	uint64_t ops = 0, bytes = 0;
+	for (unsigned r = 0; r < ranks; r++) {
+		unsigned calls = 1 + (unsigned)(next_rand() % 8);
+		add_calls(&d->tick, coll_key_rank(r, IOP_LAYER_POSIX, IOP_CLASS_WRITE), calls, 1 << 20);
+		if (r % 4 == 0)
+			add_calls(&d->tick, coll_key_rank(r, IOP_LAYER_POSIX, IOP_CLASS_READ), 2, 65536);
+		ctr_ops[r] += calls;
+		ops += calls;
+		bytes += (uint64_t)calls << 20;
+		struct coll_counter c = {.file = 0x1000 + r % FILES, .ops = ctr_ops[r],
+		                         .bytes = ctr_ops[r] << 20, .time_ns = ctr_ops[r] * 250000,
+		                         .rank = r, .node = 7, .pid = 1000 + r,
+		                         .layer = IOP_LAYER_POSIX, .cls = IOP_CLASS_WRITE};
+		must(coll_delta_add_counter(d, &c), "counter");
+	}
+	for (unsigned f = 0; f < FILES; f++)
+		add_calls(&d->tick, coll_key_file(0x1000 + f, IOP_LAYER_POSIX, IOP_CLASS_WRITE),
+		          (unsigned)(ops / FILES), 1 << 20);
+	add_calls(&d->tick, coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE), 16, 1 << 20);
+	add_calls(&d->tick, coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_READ), 4, 65536);
+	d->mon.frames = ranks * 100;
+	d->mon.events = ops;
+	d->mon.produced = ops;
+	(void)bytes;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned ranks = getenv("RANKS") ? (unsigned)atoi(getenv("RANKS")) : 1024;
+	unsigned seconds = getenv("SECONDS") ? (unsigned)atoi(getenv("SECONDS")) : 3600;
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char path[4096];
+	snprintf(path, sizeof path, "%s/seek_bench.%d.iop", tmp, (int)getpid());
+
+	struct coll_job_info job = {.id = 1, .start_ns = T0, .command = "seek_bench",
+	                            .tick_ns = SEC};
+	struct coll_record *rec = coll_record_open(path, &job);
+	if (!rec)
+		return 1;
+	struct coll_state s;
+	coll_state_init(&s, SEC, NULL);
+	struct coll_delta d;
+	coll_delta_init(&d, 0, SEC);
+	uint64_t *ctr_ops = calloc(ranks, sizeof(*ctr_ops));
+	double kf_ms = 0;
+	uint64_t kf_before = 0;
+	for (unsigned i = 0; i < seconds; i++) {
+		make_tick(&d, (int64_t)(T0 / SEC) + i, ranks, ctr_ops);
+		must(coll_state_apply(&s, &d), "apply");
+		uint64_t t0 = iop_mono_ns();
+		coll_record_tick_state(rec, &d, &s);
+		struct coll_record_stats st;
+		coll_record_stats(rec, &st);
+		if (st.keyframes != kf_before) {
+			kf_ms += (double)(iop_mono_ns() - t0) / 1e6;
+			kf_before = st.keyframes;
+		}
+	}
+	struct coll_record_stats st;
+	coll_record_stats(rec, &st);
+	coll_record_close(rec);
+	coll_delta_free(&d);
+	coll_state_free(&s);
+	free(ctr_ops);
+
+	struct rec_io *io;
+	struct rec_reader *r;
+	must(rec_io_file_open(path, &io), path);
+	must(rec_open(io, &r, NULL, 0), "open");
+	enum { SEEKS = 20 };
+	double sum = 0, max = 0;
+	struct coll_state at;
+	must(coll_rec_state_at(r, T0 + SEC * seconds / 2, &at, NULL), "warm-up seek");
+	coll_state_free(&at);
+	for (int i = 0; i < SEEKS; i++) {
+		uint64_t t = T0 + next_rand() % (seconds * SEC);
+		uint64_t t0 = iop_mono_ns();
+		struct coll_rec_state_info info;
+		must(coll_rec_state_at(r, t, &at, &info), "seek");
+		double ms = (double)(iop_mono_ns() - t0) / 1e6;
+		coll_state_free(&at);
+		sum += ms;
+		if (ms > max)
+			max = ms;
+	}
+	rec_reader_close(r);
+	rec_io_close(io);
+	unlink(path);
+	if (bench_wanted(argc, argv, "seek_ms"))
+		printf("seek_ms %.1f ms\n", sum / SEEKS);
+	if (bench_wanted(argc, argv, "seek_max_ms"))
+		printf("seek_max_ms %.1f ms\n", max);
+	if (bench_wanted(argc, argv, "keyframe_MiB"))
+		printf("keyframe_MiB %.1f MiB\n", (double)st.keyframe_bytes / (1 << 20));
+	if (bench_wanted(argc, argv, "rec_keyframe_write_ms"))
+		printf("rec_keyframe_write_ms %.1f ms\n", st.keyframes ? kf_ms / (double)st.keyframes : 0.0);
+	return 0;
+}

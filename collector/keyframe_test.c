@@ -1,0 +1,247 @@
+/* The keyframe: a state rebuilt from a keyframe taken mid-job, with the
+ * later ticks applied, equals the root's state byte for byte; damaged
+ * keyframes are refused cleanly. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "keyframe.h"
+#include "sim.h"
+
+#define SEC 1000000000ull
+#define T0  (1700000000ull * SEC)
+
+struct blob {
+	uint8_t *p;
+	size_t len;
+};
+
+struct recorder {
+	uint64_t snap_at; /* ticks closed when the keyframe is taken */
+	uint64_t seen;
+	struct blob kf;
+	struct blob *after; /* delta bodies of the ticks after the keyframe */
+	size_t n_after, cap_after;
+};
+
+static void on_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
+{
+	struct recorder *r = arg;
+	r->seen++;
+	if (r->seen == r->snap_at) {
+		size_t cap = 0;
+		assert_int_equal(coll_state_encode_keyframe(s, 0, &r->kf.p, &cap, &r->kf.len), IOP_OK);
+	} else if (r->seen > r->snap_at) {
+		if (r->n_after == r->cap_after) {
+			r->cap_after = r->cap_after ? 2 * r->cap_after : 64;
+			r->after = realloc(r->after, r->cap_after * sizeof(*r->after));
+			assert_non_null(r->after);
+		}
+		struct blob *b = &r->after[r->n_after++];
+		size_t cap = 0;
+		b->p = NULL;
+		assert_int_equal(coll_delta_encode_body_buf(d, 1u << 30, &b->p, &cap, &b->len), IOP_OK);
+	}
+}
+
+static void recorder_free(struct recorder *r)
+{
+	for (size_t i = 0; i < r->n_after; i++)
+		free(r->after[i].p);
+	free(r->after);
+	free(r->kf.p);
+}
+
+/* A host name, so that the hosts are in the state too. */
+static void add_host(struct coll_sim *sim, const char *name, uint64_t hash)
+{
+	struct coll_delta d;
+	coll_delta_init(&d, (int64_t)(T0 / SEC), SEC);
+	assert_int_equal(coll_delta_add_name(&d, hash, IOP_NAME_HOST, name, (uint32_t)strlen(name)),
+	                 IOP_OK);
+	assert_int_equal(coll_root_delta(sim->root, &d), IOP_OK);
+	coll_delta_free(&d);
+}
+
+/* Runs a job of `seconds` seconds, takes a keyframe after `snap` ticks, and
+ * checks keyframe + later deltas == the root's state. */
+static void check_rebuild(const struct coll_history_cfg *h, unsigned ranks, unsigned seconds,
+                          uint64_t snap)
+{
+	struct recorder r = {.snap_at = snap};
+	struct coll_sim sim;
+	assert_int_equal(coll_sim_new(&sim, ranks, IOP_WL_MIXED, T0, h, on_tick, &r), IOP_OK);
+	add_host(&sim, "node-a", 0x1111000000000007ull);
+	add_host(&sim, "node-b", 0x2222000000000008ull);
+	assert_int_equal(coll_sim_run_until(&sim, T0 + seconds * SEC, 64), IOP_OK);
+	assert_int_equal(coll_sim_finish(&sim), IOP_OK);
+	assert_true(r.seen > snap);
+	assert_non_null(r.kf.p);
+
+	struct coll_state s;
+	assert_int_equal(coll_state_decode_keyframe(&s, r.kf.p, r.kf.len), IOP_OK);
+	/* the keyframe of the decoded state is the keyframe */
+	uint8_t *again = NULL;
+	size_t cap = 0, len;
+	assert_int_equal(coll_state_encode_keyframe(&s, 0, &again, &cap, &len), IOP_OK);
+	assert_int_equal(len, r.kf.len);
+	assert_memory_equal(again, r.kf.p, len);
+	free(again);
+	assert_int_equal(s.n_hosts, 2);
+	assert_string_equal(coll_state_host(&s, 0x00000007u), "node-a");
+
+	struct coll_delta d;
+	coll_delta_init(&d, 0, SEC);
+	for (size_t i = 0; i < r.n_after; i++) {
+		struct iop_rcur c = iop_rcur_make(r.after[i].p, r.after[i].len);
+		assert_int_equal(coll_delta_decode_body(&d, &c), IOP_OK);
+		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+	}
+	const struct coll_state *root = coll_root_state(sim.root);
+	assert_int_equal(s.ticks_applied, root->ticks_applied);
+	assert_int_equal(s.last_t, root->last_t);
+	assert_int_equal(s.mon.events, sim.events);
+	assert_int_equal(coll_state_ranks_seen(&s), ranks);
+	assert_true(coll_sim_same_state(&s, root));
+	coll_delta_free(&d);
+	coll_state_free(&s);
+	coll_sim_free(&sim);
+	recorder_free(&r);
+}
+
+/* Small tiers, so that every ring wraps and bins fold before and after
+ * the keyframe. */
+static void rebuild_small_tiers(void **state)
+{
+	(void)state;
+	struct coll_history_cfg h = {.full_ticks = 10, .bin1_ticks = 5, .bin1_count = 4,
+	                             .bin2_ticks = 20, .bin2_count = 3};
+	check_rebuild(&h, 4, 150, 77);
+}
+
+static void rebuild_default_tiers(void **state)
+{
+	(void)state;
+	check_rebuild(NULL, 3, 40, 20);
+}
+
+static void empty_state_round_trip(void **state)
+{
+	(void)state;
+	struct coll_state s, back;
+	coll_state_init(&s, SEC / 10, NULL);
+	uint8_t *buf = NULL;
+	size_t cap = 0, len;
+	assert_int_equal(coll_state_encode_keyframe(&s, 0, &buf, &cap, &len), IOP_OK);
+	assert_int_equal(coll_state_decode_keyframe(&back, buf, len), IOP_OK);
+	assert_int_equal(back.tick_ns, SEC / 10);
+	assert_int_equal(back.first_t, INT64_MIN);
+	assert_int_equal(back.tier[0].cap, s.tier[0].cap);
+	assert_true(coll_sim_same_state(&s, &back));
+	free(buf);
+	coll_state_free(&s);
+	coll_state_free(&back);
+}
+
+/* A keyframe of a real job, for the damage tests. */
+static void job_keyframe(uint8_t **kf, size_t *len)
+{
+	struct coll_history_cfg h = {.full_ticks = 6, .bin1_ticks = 3, .bin1_count = 3,
+	                             .bin2_ticks = 9, .bin2_count = 2};
+	struct coll_sim sim;
+	assert_int_equal(coll_sim_new(&sim, 2, IOP_WL_MIXED, T0, &h, NULL, NULL), IOP_OK);
+	add_host(&sim, "node-a", 0x1111000000000007ull);
+	assert_int_equal(coll_sim_run_until(&sim, T0 + 30 * SEC, 32), IOP_OK);
+	size_t cap = 0;
+	*kf = NULL;
+	assert_int_equal(coll_state_encode_keyframe(coll_root_state(sim.root), 0, kf, &cap, len),
+	                 IOP_OK);
+	coll_sim_free(&sim);
+}
+
+static void damaged_keyframes_refused(void **state)
+{
+	(void)state;
+	uint8_t *kf;
+	size_t len;
+	job_keyframe(&kf, &len);
+	struct coll_state s;
+	/* every prefix fails and leaves an empty state */
+	for (size_t cut = 0; cut < len; cut += 1 + cut / 50) {
+		assert_int_not_equal(coll_state_decode_keyframe(&s, kf, cut), IOP_OK);
+		assert_int_equal(s.ticks_applied, 0);
+		assert_int_equal(s.names.n, 0);
+		assert_int_equal(s.tier[0].n, 0);
+		coll_state_free(&s);
+	}
+	/* bytes left over, wrong magic, a newer version */
+	uint8_t *more = malloc(len + 1);
+	memcpy(more, kf, len);
+	more[len] = 0;
+	assert_int_equal(coll_state_decode_keyframe(&s, more, len + 1), IOP_ERR_INCONSISTENT);
+	coll_state_free(&s);
+	more[0] ^= 1;
+	assert_int_equal(coll_state_decode_keyframe(&s, more, len), IOP_ERR_BAD_MAGIC);
+	coll_state_free(&s);
+	more[0] ^= 1;
+	more[4] = COLL_KEYFRAME_VERSION + 1;
+	assert_int_equal(coll_state_decode_keyframe(&s, more, len), IOP_ERR_BAD_VERSION);
+	coll_state_free(&s);
+	more[4] = COLL_KEYFRAME_VERSION;
+	/* any flipped byte: decodes or is refused, never crashes or leaks
+	 * (the sanitizer build checks) */
+	for (size_t i = 0; i < len; i += 1 + i / 200) {
+		more[i] ^= 0x5a;
+		(void)coll_state_decode_keyframe(&s, more, len);
+		coll_state_free(&s);
+		more[i] ^= 0x5a;
+	}
+	free(more);
+	free(kf);
+}
+
+/* Counts that claim more than the bytes behind them are refused before
+ * anything is allocated for them. */
+static void huge_counts_refused(void **state)
+{
+	(void)state;
+	uint8_t buf[64];
+	struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
+	iop_put_u32le(&w, COLL_KEYFRAME_MAGIC);
+	iop_put_u16le(&w, COLL_KEYFRAME_VERSION);
+	iop_put_u16le(&w, 0);
+	iop_put_varint(&w, SEC);
+	for (int i = 0; i < 3; i++) {
+		iop_put_varint(&w, COLL_KEYFRAME_MAX_TIER); /* cap */
+		iop_put_varint(&w, 1);
+	}
+	iop_put_svarint(&w, 1);
+	iop_put_svarint(&w, 2);
+	iop_put_varint(&w, 2);
+	for (int i = 0; i < 7; i++)
+		iop_put_varint(&w, 0);
+	iop_put_varint(&w, IOP_LAYER__COUNT);
+	for (int i = 0; i < IOP_LAYER__COUNT; i++)
+		iop_put_varint(&w, 0);
+	iop_put_varint(&w, 0);         /* names refused */
+	iop_put_varint(&w, 1u << 19);  /* names: far more than the bytes left */
+	struct coll_state s;
+	assert_int_equal(coll_state_decode_keyframe(&s, buf, (size_t)(w.p - buf)),
+	                 IOP_ERR_TRUNCATED);
+	coll_state_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rebuild_small_tiers),
+		cmocka_unit_test(rebuild_default_tiers),
+		cmocka_unit_test(empty_state_round_trip),
+		cmocka_unit_test(damaged_keyframes_refused),
+		cmocka_unit_test(huge_counts_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

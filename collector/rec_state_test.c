@@ -1,0 +1,194 @@
+/* Recordings with keyframes: the state at any time built from the last
+ * keyframe before it equals the state built from every DELTA from the
+ * start, with keyframes in one frame or in many, and when the last
+ * keyframe is damaged. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "keyframe.h"
+#include "rec_io.h"
+#include "rec_state.h"
+#include "record.h"
+#include "sim.h"
+
+#define SEC 1000000000ull
+#define T0  (1700000000ull * SEC)
+
+static void record_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
+{
+	coll_record_tick_state(arg, d, s);
+}
+
+static void encode(const struct coll_state *s, uint8_t **buf, size_t *len)
+{
+	size_t cap = 0;
+	*buf = NULL;
+	assert_int_equal(coll_state_encode_keyframe(s, 0, buf, &cap, len), IOP_OK);
+}
+
+/* Records a 60 s job of 3 ranks with a keyframe every 10 s into path;
+ * *root gets the root's final state (encoded). */
+static void record_job(const char *path, size_t part_max, uint8_t **root, size_t *root_len)
+{
+	/* the default history: replaying from the start (as `iopulse summary`
+	 * does) builds the state with it; keyframe_test covers rings that wrap */
+	struct coll_job_info job = {.id = 0x1234abcd, .start_ns = T0, .command = "sim",
+	                            .tick_ns = SEC};
+	struct coll_record_opts o = {.keyframe_every_ns = 10 * SEC, .keyframe_part_max = part_max};
+	struct coll_record *rec = coll_record_open_opts(path, &job, &o);
+	assert_non_null(rec);
+	struct coll_sim sim;
+	assert_int_equal(coll_sim_new(&sim, 3, IOP_WL_MIXED, T0, NULL, record_tick, rec), IOP_OK);
+	assert_int_equal(coll_sim_run_until(&sim, T0 + 60 * SEC, 32), IOP_OK);
+	assert_int_equal(coll_sim_finish(&sim), IOP_OK);
+	struct coll_record_stats st;
+	coll_record_stats(rec, &st);
+	assert_true(st.keyframes >= 5);
+	assert_int_equal(st.keyframes_skipped, 0);
+	if (part_max)
+		assert_true(st.keyframe_frames > st.keyframes); /* in parts */
+	else
+		assert_int_equal(st.keyframe_frames, st.keyframes);
+	encode(coll_root_state(sim.root), root, root_len);
+	coll_record_close(rec);
+	coll_sim_free(&sim);
+}
+
+static void assert_same_bytes(const struct coll_state *s, const uint8_t *want, size_t len)
+{
+	uint8_t *x;
+	size_t lx;
+	encode(s, &x, &lx);
+	assert_int_equal(lx, len);
+	assert_memory_equal(x, want, lx);
+	free(x);
+}
+
+struct opened {
+	struct rec_io *io;
+	struct rec_reader *r;
+};
+
+static void open_rec(const char *path, struct opened *o)
+{
+	assert_int_equal(rec_io_file_open(path, &o->io), IOP_OK);
+	assert_int_equal(rec_open(o->io, &o->r, NULL, 0), IOP_OK);
+}
+
+static void close_rec(struct opened *o)
+{
+	rec_reader_close(o->r);
+	rec_io_close(o->io);
+}
+
+/* state_at(t) == replay(t) at times around every keyframe; returns how
+ * many of them came from a keyframe. */
+static unsigned check_times(const char *path, uint64_t *passed)
+{
+	struct opened o;
+	open_rec(path, &o);
+	unsigned from_kf = 0;
+	*passed = 0;
+	for (uint64_t s = 0; s <= 70; s += 5) {
+		uint64_t t = T0 + s * SEC + (s % 2 ? SEC / 2 : 0);
+		struct coll_state fast, slow;
+		struct coll_rec_state_info fi, si;
+		assert_int_equal(coll_rec_state_at(o.r, t, &fast, &fi), IOP_OK);
+		assert_int_equal(coll_rec_state_replay(o.r, t, &slow, &si), IOP_OK);
+		assert_true(coll_sim_same_state(&fast, &slow));
+		assert_int_equal(fi.bad_deltas + si.bad_deltas, 0);
+		if (fi.from_keyframe) {
+			from_kf++;
+			assert_true(fi.deltas < si.deltas);
+			assert_true(fi.deltas <= 10);
+		}
+		*passed += fi.keyframes_passed;
+		coll_state_free(&fast);
+		coll_state_free(&slow);
+	}
+	close_rec(&o);
+	return from_kf;
+}
+
+static void seek_equals_replay(size_t part_max)
+{
+	char dir[] = "/tmp/iop-recstate-XXXXXX", path[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/job.iop", dir);
+	uint8_t *root;
+	size_t root_len;
+	record_job(path, part_max, &root, &root_len);
+	uint64_t passed;
+	assert_true(check_times(path, &passed) >= 10);
+	assert_int_equal(passed, 0);
+	/* the whole recording gives the root's final state */
+	struct opened o;
+	open_rec(path, &o);
+	struct coll_state all;
+	struct coll_rec_state_info info;
+	assert_int_equal(coll_rec_state_at(o.r, UINT64_MAX, &all, &info), IOP_OK);
+	assert_true(info.from_keyframe);
+	assert_same_bytes(&all, root, root_len);
+	coll_state_free(&all);
+	int64_t last_kf = info.keyframe_tick;
+
+	/* damage the last keyframe's last frame: it is passed over, the state
+	 * comes from the keyframe before it, and is the same */
+	const struct rec_index_entry *ix;
+	size_t n;
+	assert_int_equal(rec_index(o.r, &ix, &n), IOP_OK);
+	uint64_t off = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ix[i].type == REC_KEYFRAME)
+			off = ix[i].offset;
+	assert_true(off > 0);
+	close_rec(&o);
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)off + 60, SEEK_SET), 0);
+	int ch = fgetc(f);
+	assert_int_equal(fseek(f, (long)off + 60, SEEK_SET), 0);
+	fputc(ch ^ 0xff, f);
+	fclose(f);
+	uint64_t passed_before;
+	assert_true(check_times(path, &passed_before) >= 10);
+	open_rec(path, &o);
+	assert_int_equal(coll_rec_state_at(o.r, UINT64_MAX, &all, &info), IOP_OK);
+	assert_true(info.from_keyframe);
+	assert_true(info.keyframe_tick < last_kf); /* the one before */
+	assert_same_bytes(&all, root, root_len);
+	coll_state_free(&all);
+	struct rec_info ri;
+	assert_int_equal(rec_verify(o.r), IOP_OK);
+	assert_int_equal(rec_info(o.r, &ri), IOP_OK);
+	assert_int_equal(ri.corrupt, 1);
+	close_rec(&o);
+	free(root);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void keyframes_in_one_frame(void **state)
+{
+	(void)state;
+	seek_equals_replay(0);
+}
+
+static void keyframes_in_parts(void **state)
+{
+	(void)state;
+	seek_equals_replay(3000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(keyframes_in_one_frame),
+		cmocka_unit_test(keyframes_in_parts),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
