@@ -55,7 +55,7 @@ static struct {
 	struct iop_event stage[STAGE];
 	unsigned n_stage;
 	bool final_sent;
-	bool hurry;
+	uint64_t round_pending; /* most events one ring held this round */
 	bool need_resync, resynced_for_final;
 	bool rings_left; /* the last collect() left events in a ring */
 	uint64_t last_sent_ns; /* CLOCK_REALTIME of the last frame sent */
@@ -131,8 +131,8 @@ static void drain(struct shim_thread *t)
 {
 	uint64_t head = atomic_load_explicit(&t->pub_head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
-	if (head - tail > SHIM_RING / 4)
-		S.hurry = true; /* filling up: come back sooner than the interval */
+	if (head - tail > S.round_pending)
+		S.round_pending = head - tail;
 	while (tail < head && S.n_stage < STAGE) {
 		struct iop_event *ev = &S.stage[S.n_stage++];
 		*ev = t->ring[tail & (SHIM_RING - 1)];
@@ -361,19 +361,40 @@ static void wake(void)
 		syscall(SYS_write, S.wake_fd[1], "x", 1);
 }
 
-/* Sleeps until the interval passes or someone wakes us. */
-static void nap(unsigned ms)
+/* Sleeps ns nanoseconds, or until someone wakes us. */
+static void nap_ns(uint64_t ns)
 {
 	struct pollfd p = {.fd = S.wake_fd[0], .events = POLLIN};
-	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 	if (S.wake_fd[0] < 0) {
-		sleep_ms(ms);
+		nanosleep(&ts, NULL);
 		return;
 	}
 	if (syscall(SYS_ppoll, &p, 1, &ts, NULL, 0) > 0) {
 		char buf[64];
 		syscall(SYS_read, S.wake_fd[0], buf, sizeof buf);
 	}
+}
+
+static void nap(unsigned ms)
+{
+	nap_ns((uint64_t)ms * 1000000u);
+}
+
+/* How long the sender sleeps before its next round: the interval, or less
+ * when a ring fills fast. At the rate the fullest ring filled since the
+ * last round (events per elapsed time), it is to be a quarter full when the
+ * sender comes back; never less than 1 ms. A fixed short nap only after a
+ * ring was seen over a quarter full (what this replaces) swung between the
+ * two: one short round found little, the next long one overflowed the ring
+ * (a third of a 1.4 M calls/s loop's events dropped). */
+static uint64_t next_nap_ns(uint64_t elapsed_ns, uint64_t pending)
+{
+	const uint64_t floor_ns = 1000000u, interval_ns = (uint64_t)shim.interval_ms * 1000000u;
+	if (pending == 0)
+		return interval_ns;
+	uint64_t ns = (uint64_t)((unsigned __int128)elapsed_ns * (SHIM_RING / 4) / pending);
+	return ns < floor_ns ? floor_ns : ns > interval_ns ? interval_ns : ns;
 }
 
 static bool send_final_acked(unsigned wait_ms);
@@ -444,9 +465,11 @@ static void final_for_signal(void)
 static void *sender_main(void *arg)
 {
 	shim_thread_mark_internal();
+	/* the first round soon: a program may start with a burst of I/O */
+	uint64_t wait_ns = 1000000u, last_round = iop_mono_ns();
 	while (!atomic_load(&S.stop)) {
-		nap(S.hurry ? 1 : shim.interval_ms);
-		S.hurry = false;
+		nap_ns(wait_ns);
+		uint64_t now = iop_mono_ns();
 		if (atomic_load(&S.fatal_request)) {
 			final_for_signal();
 			return NULL;
@@ -460,7 +483,10 @@ static void *sender_main(void *arg)
 		if (atomic_load(&S.stop))
 			break;
 		pthread_mutex_lock(&S.cycle_lock);
+		S.round_pending = 0;
 		cycle(false, NN_DONTWAIT, 64);
+		wait_ns = next_nap_ns(now - last_round, S.round_pending);
+		last_round = now;
 		pthread_mutex_unlock(&S.cycle_lock);
 	}
 	return NULL;
