@@ -26,14 +26,9 @@
 #include "names.h"
 #include "shim.h"
 
-#define FD_MAX      65536
-#define FD_IGNORED  UINT32_MAX
+#define FD_MAX      SHIM_FD_MAX
+#define FD_IGNORED  SHIM_FD_IGNORED
 #define ARENA_CHUNK (1u << 20)
-
-struct fd_entry {
-	_Atomic uint32_t file; /* 0 unclassified, FD_IGNORED, else a name id */
-	_Atomic uint64_t offset;
-};
 
 static struct shim_name **names; /* [IOP_ID_MAX + 1], reserved, touched as used */
 static _Atomic uint32_t n_names = 1; /* next id; 0 is "no file" */
@@ -45,7 +40,6 @@ static uint32_t index_cap, index_used;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char *arena;
 static size_t arena_left;
-static struct fd_entry *fds;
 static char excluded[1024] = "/dev/:/proc/:/sys/:/etc/:/usr/:/lib/:/lib64/:/bin/:/sbin/:/boot/:/run/";
 
 static void *map(size_t len)
@@ -77,10 +71,10 @@ int shim_names_init(void)
 		snprintf(excluded, sizeof excluded, "%s", ex);
 	exclude_runtime_dirs();
 	names = map((IOP_ID_MAX + 1) * sizeof *names);
-	fds = map(FD_MAX * sizeof *fds);
+	shim.fds = map(FD_MAX * sizeof *shim.fds);
 	index_cap = 4096;
 	index_tab = map(index_cap * sizeof *index_tab);
-	return names && fds && index_tab ? 0 : -1;
+	return names && shim.fds && index_tab ? 0 : -1;
 }
 
 uint32_t shim_names_count(void)
@@ -274,12 +268,13 @@ static uint32_t classify(int fd)
 	return shim_name_path(path);
 }
 
-uint32_t shim_fd_file(int fd)
+/* shim_fd_file() of an fd not classified yet (or out of the table). */
+uint32_t shim_fd_file_slow(int fd)
 {
-	if (SHIM_UNLIKELY(fd < 0 || fd >= FD_MAX || !fds))
+	if (fd < 0 || fd >= FD_MAX || !shim.fds)
 		return 0;
-	uint32_t f = atomic_load_explicit(&fds[fd].file, memory_order_relaxed);
-	if (SHIM_LIKELY(f != 0))
+	uint32_t f = atomic_load_explicit(&shim.fds[fd].file, memory_order_relaxed);
+	if (f != 0)
 		return f == FD_IGNORED ? 0 : f;
 	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
 		return 0;
@@ -302,27 +297,27 @@ uint32_t shim_fd_file(int fd)
 
 void shim_fd_set(int fd, uint32_t file, uint64_t offset)
 {
-	if (fd < 0 || fd >= FD_MAX || !fds)
+	if (fd < 0 || fd >= FD_MAX || !shim.fds)
 		return;
-	atomic_store_explicit(&fds[fd].offset, offset, memory_order_relaxed);
-	atomic_store_explicit(&fds[fd].file, file ? file : FD_IGNORED, memory_order_relaxed);
+	atomic_store_explicit(&shim.fds[fd].offset, offset, memory_order_relaxed);
+	atomic_store_explicit(&shim.fds[fd].file, file ? file : FD_IGNORED, memory_order_relaxed);
 }
 
 void shim_fd_clear(int fd)
 {
-	if (fd >= 0 && fd < FD_MAX && fds)
-		atomic_store_explicit(&fds[fd].file, 0, memory_order_relaxed);
+	if (fd >= 0 && fd < FD_MAX && shim.fds)
+		atomic_store_explicit(&shim.fds[fd].file, 0, memory_order_relaxed);
 }
 
 uint64_t shim_fd_offset(int fd)
 {
-	if (fd < 0 || fd >= FD_MAX || !fds)
+	if (fd < 0 || fd >= FD_MAX || !shim.fds)
 		return 0;
-	return atomic_load_explicit(&fds[fd].offset, memory_order_relaxed);
+	return atomic_load_explicit(&shim.fds[fd].offset, memory_order_relaxed);
 }
 
 void shim_fd_advance(int fd, uint64_t to)
 {
-	if (fd >= 0 && fd < FD_MAX && fds)
-		atomic_store_explicit(&fds[fd].offset, to, memory_order_relaxed);
+	if (fd >= 0 && fd < FD_MAX && shim.fds)
+		atomic_store_explicit(&shim.fds[fd].offset, to, memory_order_relaxed);
 }

@@ -58,19 +58,45 @@ void *shim_resolve_opt(const char *name);
 
 /* ------------------------------------------------------------ state */
 
-#define SHIM_RING     8192 /* events per thread ring (power of two) */
+#define SHIM_RING     16384 /* slots per thread ring (power of two) */
 #define SHIM_DEPTH    8    /* nested calls tracked per thread */
 #define SHIM_DROP_MAX 64   /* (file, layer, class) cells for dropped events */
 
 enum { SHIM_OFF = 0, SHIM_ON = 1 };
 
-/* One nested call in progress: what its children add up to. */
+/* One nested call in progress: what its children add up to. All zero
+ * unless the call has had a child (its bit in shim_thread.kids): a call
+ * without children, the common case, never touches its frame. */
 struct shim_frame {
 	uint64_t call_id; /* 0 until a child needs it */
 	uint64_t child_bytes;
 	uint64_t child_ticks;
 	uint32_t child_ops;
 };
+
+/* A completed call as its thread leaves it in the ring, in ticks; the
+ * sender makes an iop_event of it. 48 bytes, written with a few plain
+ * stores straight into the slot: four records fill three cache lines. A
+ * nested call (IOP_EV_PARENT or IOP_EV_CHILDREN in flags) takes the next
+ * slot too, for its nesting. */
+struct shim_rec {
+	uint64_t end, dur; /* ticks */
+	uint64_t offset, bytes;
+	uint32_t file, site; /* site: a site key, named by the sender */
+	uint32_t err;
+	uint8_t layer, op, flags, unused;
+};
+
+struct shim_rec_nest {
+	uint64_t call_id, parent_id, child_bytes, child_ticks;
+	uint32_t child_ops, unused[3];
+};
+
+union shim_slot {
+	struct shim_rec ev;
+	struct shim_rec_nest nest;
+};
+_Static_assert(sizeof(union shim_slot) == 48, "ring slots are 48 bytes");
 
 /* Totals of events a full ring could not take: still counted exactly. */
 struct shim_drop_cell {
@@ -89,38 +115,53 @@ struct shim_site_memo {
 };
 #define SHIM_SITE_MEMOS 8
 
+#define SHIM_CACHE_LINE 64
+
 struct shim_thread {
-	/* producer side, touched on every call */
-	int busy;       /* inside the shim (or a thread of the shim): pass through */
-	uint32_t tid;   /* index, from 1 */
-	unsigned depth; /* calls in progress on this thread */
-	uint64_t next_call;
+	/* Producer side. This first cache line is all that a call without
+	 * children touches of it, besides its ring slot. */
+	int busy;           /* inside the shim (or a thread of the shim): pass through */
+	unsigned depth;     /* calls in progress on this thread */
+	uint32_t kids;      /* bit d: stack[d] has had a child */
 	uint32_t root_site; /* site key of the outermost call in progress */
-	uint64_t memo_clock;
-	_Atomic unsigned memo_seq; /* odd while a memo is being replaced */
-	struct shim_site_memo memo[SHIM_SITE_MEMOS];
-	uint64_t head;  /* next slot to write; published to the sender */
-	_Atomic uint64_t pub_head;
-	struct shim_frame stack[SHIM_DEPTH];
+	_Atomic uint64_t head; /* next slot to write, published to the sender */
+	uint64_t room_end;  /* head may reach this without a look at tail */
 	/* in-flight slot: the outermost call in progress */
 	_Atomic uint64_t if_start; /* ticks, 0 = idle */
 	_Atomic uint32_t if_what;  /* layer << 6 | op */
 	_Atomic uint32_t if_file;
-	_Atomic uint64_t if_bytes;
-	_Atomic uint64_t dropped;    /* events recorded = pub_head + dropped */
 	_Atomic uint64_t shim_ticks; /* sampled time spent in the shim */
+	uint32_t tid;                /* index, from 1 */
+	uint64_t next_call;
+	struct shim_frame stack[SHIM_DEPTH];
+	uint64_t memo_clock;
+	_Atomic unsigned memo_seq; /* odd while a memo is being replaced */
+	struct shim_site_memo memo[SHIM_SITE_MEMOS];
+	_Atomic uint64_t dropped; /* events a full ring could not take */
 	struct shim_drop_cell drops[SHIM_DROP_MAX];
-	/* consumer side (the sender's) */
-	_Atomic uint64_t tail;
+	/* consumer side (the sender's), away from the producer's lines */
+	_Alignas(SHIM_CACHE_LINE) _Atomic uint64_t tail;
+	uint64_t drained; /* events taken from the ring */
 	uint64_t drops_seen[SHIM_DROP_MAX][4]; /* drop cell values already counted */
 	_Atomic int dead; /* the thread exited; the sender frees it once drained */
 	struct shim_thread *next;
-	struct iop_event ring[SHIM_RING];
+	_Alignas(SHIM_CACHE_LINE) union shim_slot ring[SHIM_RING];
+};
+
+/* The fd table (names.c): an fd's file id (0 until classified,
+ * SHIM_FD_IGNORED when not watched) and the shim's idea of its offset. */
+#define SHIM_FD_MAX     65536
+#define SHIM_FD_IGNORED UINT32_MAX
+struct shim_fd_entry {
+	_Atomic uint32_t file;
+	_Atomic uint64_t offset;
 };
 
 struct shim_global {
+	/* what every call reads, in one cache line */
 	_Atomic int state;   /* SHIM_ON while recording */
 	bool use_tsc;        /* ticks are TSC cycles (else CLOCK_MONOTONIC ns) */
+	struct shim_fd_entry *fds; /* [SHIM_FD_MAX], names.c */
 	uint32_t rank, node_id;
 	char host[256]; /* gethostname(); its HOST name record gives the node id */
 	int pid; /* of the process that records */
@@ -168,10 +209,21 @@ size_t shim_abs_path(const char *path, char *buf, size_t cap);
 /* Id of a name of another kind (dataset, pseudo-file like "<stdout>"). */
 uint32_t shim_name_text(uint8_t kind, const char *text);
 
+uint32_t shim_fd_file_slow(int fd);
+
 /* File id of a file descriptor: classified on first use (regular files and
  * block devices by path, fds 0-2 as "<stdin>"/"<stdout>"/"<stderr>"), 0
- * when the fd is not watched (sockets, pipes, excluded paths). */
-uint32_t shim_fd_file(int fd);
+ * when the fd is not watched (sockets, pipes, excluded paths). Inline: a
+ * known fd costs two loads. */
+static inline uint32_t shim_fd_file(int fd)
+{
+	if (SHIM_LIKELY((unsigned)fd < SHIM_FD_MAX && shim.fds != NULL)) {
+		uint32_t f = atomic_load_explicit(&shim.fds[fd].file, memory_order_relaxed);
+		if (SHIM_LIKELY(f != 0))
+			return f == SHIM_FD_IGNORED ? 0 : f;
+	}
+	return shim_fd_file_slow(fd);
+}
 /* After open/creat/dup: fd now means file (0 = not watched), at offset. */
 void shim_fd_set(int fd, uint32_t file, uint64_t offset);
 /* After close. */
@@ -259,10 +311,6 @@ static inline bool shim_begin_from(struct shim_call *c, unsigned layer, unsigned
 	if (t->depth == 0)
 		t->root_site = site ? site : shim_site_of(t, ra, c);
 	c->site = t->root_site;
-	struct shim_frame *f = &t->stack[t->depth];
-	f->call_id = 0;
-	f->child_ops = 0;
-	f->child_bytes = f->child_ticks = 0;
 	c->t0 = shim_ticks();
 	if (t->depth++ == 0) {
 		atomic_store_explicit(&t->if_what, layer << 6 | op, memory_order_relaxed);
@@ -272,11 +320,16 @@ static inline bool shim_begin_from(struct shim_call *c, unsigned layer, unsigned
 	return true;
 }
 
+void shim_frame_clear(struct shim_thread *t, unsigned depth);
+
 /* Forgets a call begun with shim_begin(): nothing is recorded. */
 static inline void shim_cancel(struct shim_call *c)
 {
 	struct shim_thread *t = c->t;
-	if (--t->depth == 0)
+	unsigned depth = --t->depth;
+	if (SHIM_UNLIKELY(t->kids >> depth & 1))
+		shim_frame_clear(t, depth);
+	if (depth == 0)
 		atomic_store_explicit(&t->if_start, 0, memory_order_release);
 }
 

@@ -3,10 +3,11 @@
  * signal handler, and no malloc inside someone else's malloc), linked into
  * shim.threads for the sender, and marked dead by a pthread key destructor
  * when the thread exits. Its ring is single-producer (the thread) single-
- * consumer (the sender): the thread writes a slot and publishes head with a
- * release store; the sender reads up to head and publishes tail. A full ring
- * drops the event into the thread's drop cells, which the sender folds into
- * the cumulative counters, so totals stay exact. */
+ * consumer (the sender): the thread writes a slot (two for a nested call)
+ * and publishes head with a release store; the sender reads up to head and
+ * publishes tail. A full ring drops the event into the thread's drop
+ * cells, which the sender folds into the cumulative counters, so totals
+ * stay exact. */
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -82,85 +83,114 @@ static struct shim_drop_cell *drop_cell(struct shim_thread *t, uint32_t key)
 
 /* The ring is full: keep the totals in a drop cell (file 0 when no cell is
  * free, so the layer's totals stay exact even then). */
-static void drop(struct shim_thread *t, const struct iop_event *ev)
+static void drop(struct shim_thread *t, const struct shim_call *c, uint64_t bytes, uint64_t ticks,
+		 bool failed)
 {
-	uint32_t cls = iop_op_class(ev->op);
-	uint32_t key = (ev->file << 4 | (uint32_t)ev->layer << 2 | cls) + 1;
+	uint32_t cls = iop_op_class(c->op);
+	uint32_t key = (c->file << 4 | (uint32_t)c->layer << 2 | cls) + 1;
 	struct shim_drop_cell *d = drop_cell(t, key);
 	if (!d)
-		d = drop_cell(t, ((uint32_t)ev->layer << 2 | cls) + 1);
+		d = drop_cell(t, ((uint32_t)c->layer << 2 | cls) + 1);
 	if (d) {
 		/* single writer: plain read-modify-write, published for the sender */
 		atomic_store_explicit(&d->ops, atomic_load_explicit(&d->ops, memory_order_relaxed) + 1,
 				      memory_order_relaxed);
 		atomic_store_explicit(&d->bytes,
-				      atomic_load_explicit(&d->bytes, memory_order_relaxed) + ev->bytes,
+				      atomic_load_explicit(&d->bytes, memory_order_relaxed) + bytes,
 				      memory_order_relaxed);
 		atomic_store_explicit(&d->ticks,
-				      atomic_load_explicit(&d->ticks, memory_order_relaxed) + ev->dur_ns,
+				      atomic_load_explicit(&d->ticks, memory_order_relaxed) + ticks,
 				      memory_order_relaxed);
 		atomic_store_explicit(&d->errors,
-				      atomic_load_explicit(&d->errors, memory_order_relaxed) +
-					      ((ev->flags & IOP_EV_ERROR) != 0),
+				      atomic_load_explicit(&d->errors, memory_order_relaxed) + failed,
 				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&t->dropped, atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 }
 
-/* shim_end(), or with to_ring false shim_end_dropped(). */
+/* The call at depth is over: its frame is zero again for the next one. */
+void shim_frame_clear(struct shim_thread *t, unsigned depth)
+{
+	t->stack[depth] = (struct shim_frame){0};
+	t->kids &= ~(1u << depth);
+}
+
+/* Whether the ring has need free slots from head: the sender's tail is
+ * read only when the room seen last time is used up (it moves rarely, and
+ * its cache line is the sender's). */
+static inline bool ring_room(struct shim_thread *t, uint64_t head, unsigned need)
+{
+	if (SHIM_LIKELY(head + need <= t->room_end))
+		return true;
+	t->room_end = atomic_load_explicit(&t->tail, memory_order_acquire) + SHIM_RING;
+	return head + need <= t->room_end;
+}
+
+/* shim_end(), or with to_ring false shim_end_dropped(). Touches no errno:
+ * nothing here can set it (the clock is rdtsc or the vDSO's clock_gettime,
+ * which does not fail). busy keeps a signal handler's I/O out while the
+ * stack and the ring are half updated; the signal fences keep the compiler
+ * from moving those updates outside it. */
 static inline void finish(struct shim_call *c, const struct shim_result *r, bool to_ring)
 {
 	uint64_t t1 = shim_ticks();
-	int saved = errno;
 	struct shim_thread *t = c->t;
 	t->busy = 1;
-	struct shim_frame *self = &t->stack[--t->depth];
-
-	struct iop_event ev;
-	ev.end_ns = t1; /* ticks until the sender converts them */
-	ev.dur_ns = t1 - c->t0;
-	ev.offset = r->offset;
-	ev.bytes = r->bytes;
-	ev.err = (uint32_t)r->err;
-	ev.file = c->file;
-	ev.site = c->site; /* a site key: the sender names it */
-	ev.thread = t->tid;
-	ev.layer = c->layer;
-	ev.op = c->op;
-	ev.flags = r->flags;
-	ev.parent_id = 0;
-	if (self->child_ops) {
-		ev.flags |= IOP_EV_CHILDREN;
-		ev.call_id = self->call_id;
-		ev.child_ops = self->child_ops;
-		ev.child_bytes = self->child_bytes;
-		ev.child_ns = self->child_ticks;
-	} else {
-		ev.call_id = ev.child_bytes = ev.child_ns = 0;
-		ev.child_ops = 0;
-	}
-	if (t->depth > 0) {
-		struct shim_frame *parent = self - 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	unsigned depth = --t->depth;
+	uint64_t dur = t1 - c->t0;
+	uint8_t flags = r->flags;
+	uint64_t parent_id = 0;
+	if (depth > 0) {
+		struct shim_frame *parent = &t->stack[depth - 1];
 		if (!parent->call_id)
 			parent->call_id = ++t->next_call;
-		ev.flags |= IOP_EV_PARENT;
-		ev.parent_id = parent->call_id;
+		flags |= IOP_EV_PARENT;
+		parent_id = parent->call_id;
 		parent->child_ops++;
-		parent->child_bytes += ev.bytes;
-		parent->child_ticks += ev.dur_ns;
+		parent->child_bytes += r->bytes;
+		parent->child_ticks += dur;
+		t->kids |= 1u << (depth - 1);
 	} else {
 		atomic_store_explicit(&t->if_start, 0, memory_order_release);
 	}
-
-	uint64_t head = t->head;
-	if (to_ring && head - atomic_load_explicit(&t->tail, memory_order_acquire) < SHIM_RING) {
-		t->ring[head & (SHIM_RING - 1)] = ev;
-		t->head = head + 1;
-		atomic_store_explicit(&t->pub_head, head + 1, memory_order_release);
+	bool has_kids = t->kids >> depth & 1;
+	if (has_kids)
+		flags |= IOP_EV_CHILDREN;
+	bool nested = flags & (IOP_EV_PARENT | IOP_EV_CHILDREN);
+	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+	if (SHIM_LIKELY(to_ring && ring_room(t, head, 1 + nested))) {
+		struct shim_rec *ev = &t->ring[head & (SHIM_RING - 1)].ev;
+		ev->end = t1;
+		ev->dur = dur;
+		ev->offset = r->offset;
+		ev->bytes = r->bytes;
+		ev->file = c->file;
+		ev->site = c->site;
+		ev->err = (uint32_t)r->err;
+		ev->layer = c->layer;
+		ev->op = c->op;
+		ev->flags = flags;
+		if (nested) {
+			const struct shim_frame *self = &t->stack[depth];
+			struct shim_rec_nest *n = &t->ring[(head + 1) & (SHIM_RING - 1)].nest;
+			n->parent_id = parent_id;
+			n->call_id = self->call_id;
+			n->child_ops = self->child_ops;
+			n->child_bytes = self->child_bytes;
+			n->child_ticks = self->child_ticks;
+		}
+		atomic_store_explicit(&t->head, head + 1 + nested, memory_order_release);
+		/* The next call's slot, for writing: its line is likely in the
+		 * sender's cache (it read it a ring ago), and fetching it now,
+		 * while the application runs, keeps that off the next call. */
+		__builtin_prefetch(&t->ring[(head + 1 + nested) & (SHIM_RING - 1)], 1, 3);
 	} else {
-		drop(t, &ev);
+		drop(t, c, r->bytes, dur, flags & IOP_EV_ERROR);
 	}
+	if (has_kids)
+		shim_frame_clear(t, depth);
 	/* Sample the shim's own cost on one call in 16 (one more clock read). */
 	if ((head & 15) == 0) {
 		uint64_t t2 = shim_ticks();
@@ -169,8 +199,8 @@ static inline void finish(struct shim_call *c, const struct shim_result *r, bool
 					      16 * (t2 - t1),
 				      memory_order_relaxed);
 	}
+	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
-	errno = saved;
 }
 
 void shim_end(struct shim_call *c, const struct shim_result *r)
