@@ -63,7 +63,7 @@ void coll_rootout_tick(void *arg, const struct coll_delta *d, const struct coll_
 	struct coll_rootout *o = arg;
 	coll_headless_tick(&o->out, d, s);
 	(void)coll_judge_tick(o->alerts, d, s, on_alert, o);
-	coll_record_tick(o->rec, d);
+	coll_record_tick_state(o->rec, d, s);
 }
 
 void coll_rootout_finish(struct coll_rootout *o, uint64_t end_ns)
