@@ -117,15 +117,15 @@ static void check_rebuild(const struct coll_history_cfg *h, unsigned ranks, unsi
 static void rebuild_small_tiers(void **state)
 {
 	(void)state;
-	struct coll_history_cfg h = {.full_ticks = 10, .bin1_ticks = 5, .bin1_count = 4,
-	                             .bin2_ticks = 20, .bin2_count = 3};
-	check_rebuild(&h, 4, 150, 77);
+	struct coll_history_cfg h = {.full_ticks = 6, .bin1_ticks = 3, .bin1_count = 3,
+	                             .bin2_ticks = 9, .bin2_count = 3};
+	check_rebuild(&h, 3, 70, 37);
 }
 
 static void rebuild_default_tiers(void **state)
 {
 	(void)state;
-	check_rebuild(NULL, 3, 40, 20);
+	check_rebuild(NULL, 2, 20, 9);
 }
 
 static void empty_state_round_trip(void **state)
@@ -154,7 +154,7 @@ static void job_keyframe(uint8_t **kf, size_t *len)
 	struct coll_sim sim;
 	assert_int_equal(coll_sim_new(&sim, 2, IOP_WL_MIXED, T0, &h, NULL, NULL), IOP_OK);
 	add_host(&sim, "node-a", 0x1111000000000007ull);
-	assert_int_equal(coll_sim_run_until(&sim, T0 + 30 * SEC, 32), IOP_OK);
+	assert_int_equal(coll_sim_run_until(&sim, T0 + 14 * SEC, 32), IOP_OK);
 	size_t cap = 0;
 	*kf = NULL;
 	assert_int_equal(coll_state_encode_keyframe(coll_root_state(sim.root), 0, kf, &cap, len),
@@ -170,7 +170,7 @@ static void damaged_keyframes_refused(void **state)
 	job_keyframe(&kf, &len);
 	struct coll_state s;
 	/* every prefix fails and leaves an empty state */
-	for (size_t cut = 0; cut < len; cut += 1 + cut / 50) {
+	for (size_t cut = 0; cut < len; cut += 1 + cut / 25) {
 		assert_int_not_equal(coll_state_decode_keyframe(&s, kf, cut), IOP_OK);
 		assert_int_equal(s.ticks_applied, 0);
 		assert_int_equal(s.names.n, 0);
@@ -193,7 +193,7 @@ static void damaged_keyframes_refused(void **state)
 	more[4] = COLL_KEYFRAME_VERSION;
 	/* any flipped byte: decodes or is refused, never crashes or leaks
 	 * (the sanitizer build checks) */
-	for (size_t i = 0; i < len; i += 1 + i / 200) {
+	for (size_t i = 0; i < len; i += 1 + i / 60) {
 		more[i] ^= 0x5a;
 		(void)coll_state_decode_keyframe(&s, more, len);
 		coll_state_free(&s);

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include "inspect.h"
 #include "keyframe.h"
 #include "rec_io.h"
 #include "rec_state.h"
@@ -30,26 +33,30 @@ static void encode(const struct coll_state *s, uint8_t **buf, size_t *len)
 	assert_int_equal(coll_state_encode_keyframe(s, 0, buf, &cap, len), IOP_OK);
 }
 
-/* Records a 60 s job of 3 ranks with a keyframe every 10 s into path;
+/* Records a 60 s job of 2 ranks with a keyframe every 10 s into path;
  * *root gets the root's final state (encoded). */
-static void record_job(const char *path, size_t part_max, uint8_t **root, size_t *root_len)
+static void record_job(const char *path, size_t part_max, uint64_t every, uint8_t **root,
+                       size_t *root_len)
 {
 	/* the default history: replaying from the start (as `iopulse summary`
 	 * does) builds the state with it; keyframe_test covers rings that wrap */
 	struct coll_job_info job = {.id = 0x1234abcd, .start_ns = T0, .command = "sim",
 	                            .tick_ns = SEC};
-	struct coll_record_opts o = {.keyframe_every_ns = 10 * SEC, .keyframe_part_max = part_max};
+	struct coll_record_opts o = {.keyframe_every_ns = every, .keyframe_part_max = part_max};
 	struct coll_record *rec = coll_record_open_opts(path, &job, &o);
 	assert_non_null(rec);
 	struct coll_sim sim;
-	assert_int_equal(coll_sim_new(&sim, 3, IOP_WL_MIXED, T0, NULL, record_tick, rec), IOP_OK);
+	assert_int_equal(coll_sim_new(&sim, 2, IOP_WL_MIXED, T0, NULL, record_tick, rec), IOP_OK);
 	assert_int_equal(coll_sim_run_until(&sim, T0 + 60 * SEC, 32), IOP_OK);
 	assert_int_equal(coll_sim_finish(&sim), IOP_OK);
 	struct coll_record_stats st;
 	coll_record_stats(rec, &st);
-	assert_true(st.keyframes >= 5);
 	assert_int_equal(st.keyframes_skipped, 0);
-	if (part_max)
+	if (every == UINT64_MAX)
+		assert_int_equal(st.keyframes, 0);
+	else
+		assert_true(st.keyframes >= 5);
+	if (part_max && every != UINT64_MAX)
 		assert_true(st.keyframe_frames > st.keyframes); /* in parts */
 	else
 		assert_int_equal(st.keyframe_frames, st.keyframes);
@@ -121,7 +128,7 @@ static void seek_equals_replay(size_t part_max)
 	snprintf(path, sizeof path, "%s/job.iop", dir);
 	uint8_t *root;
 	size_t root_len;
-	record_job(path, part_max, &root, &root_len);
+	record_job(path, part_max, 10 * SEC, &root, &root_len);
 	uint64_t passed;
 	assert_true(check_times(path, &passed) >= 10);
 	assert_int_equal(passed, 0);
@@ -184,11 +191,70 @@ static void keyframes_in_parts(void **state)
 	seek_equals_replay(3000);
 }
 
+/* `iopulse summary FILE --json`'s output, into out. */
+static void summary_json(const char *path, const char *out)
+{
+	fflush(stdout);
+	int saved = dup(1), fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 1);
+	close(fd);
+	char *argv[] = {"summary", (char *)path, "--json", NULL};
+	int rc = rec_cmd_summary(3, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	assert_int_equal(rc, 0);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	static char buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+/* The summary reads the same from a recording with keyframes as from one
+ * without: it applies the DELTAs and passes the KEYFRAMEs by. */
+static void summary_ignores_keyframes(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/iop-recstate-XXXXXX", with[256], without[256], a[256], b[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(with, sizeof with, "%s/with.iop", dir);
+	snprintf(without, sizeof without, "%s/without.iop", dir);
+	snprintf(a, sizeof a, "%s/a.json", dir);
+	snprintf(b, sizeof b, "%s/b.json", dir);
+	uint8_t *r1, *r2;
+	size_t l1, l2;
+	record_job(with, 0, 10 * SEC, &r1, &l1);
+	record_job(without, 0, UINT64_MAX, &r2, &l2);
+	summary_json(with, a);
+	summary_json(without, b);
+	char *ta = slurp(a), *tb = slurp(b);
+	assert_true(strlen(ta) > 100);
+	assert_string_equal(ta, tb);
+	free(ta);
+	free(tb);
+	free(r1);
+	free(r2);
+	unlink(with);
+	unlink(without);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(keyframes_in_one_frame),
 		cmocka_unit_test(keyframes_in_parts),
+		cmocka_unit_test(summary_ignores_keyframes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -272,6 +272,7 @@ static enum tick_fate take_tick(struct coll_viewer *v, const uint8_t *buf, size_
 		return TICK_OLD; /* in the keyframe already */
 	(void)coll_state_apply(&v->state, &v->d);
 	v->last_tick_ns = now_ns;
+	v->unreachable = false; /* ticks come: the root is there */
 	v->st.ticks_applied++;
 	return TICK_APPLIED;
 }
