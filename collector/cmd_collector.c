@@ -30,6 +30,7 @@
 #include "link.h"
 #include "root.h"
 #include "rootout.h"
+#include "sigpipe.h"
 #include "run_opts.h"
 
 #define SEND_WAIT_NS (3000 * 1000000ull) /* at the end: acks awaited at most this long */
@@ -48,15 +49,7 @@ struct node {
 	bool out_open, stop;
 };
 
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char c = (unsigned char)sig;
-	(void)!write(sig_pipe[1], &c, 1);
-	errno = saved;
-}
+static int sig_fd = -1; /* coll_sigpipe's read end */
 
 static int fail(const char *what, const char *detail)
 {
@@ -177,14 +170,9 @@ static int open_node(struct node *n)
 		if ((rc = coll_rootout_start(&n->out, &job, coll_root_state(n->merge))))
 			return rc;
 	}
-	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+	if ((sig_fd = coll_sigpipe_open(sigs, sizeof sigs / sizeof *sigs)) < 0)
 		return fail("cannot make a pipe", strerror(errno));
-	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
-	sigemptyset(&sa.sa_mask);
-	int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
-	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-		sigaction(sigs[i], &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }
 
@@ -208,7 +196,7 @@ static void close_node(struct node *n)
 static void on_signals(struct node *n, uint64_t now)
 {
 	unsigned char sig[64];
-	ssize_t k = read(sig_pipe[0], sig, sizeof sig);
+	ssize_t k = coll_sigpipe_read(sig, sizeof sig);
 	for (ssize_t i = 0; i < k; i++) {
 		if (sig[i] == SIGUSR1 && n->out_open)
 			coll_headless_status(&n->out.out, coll_root_state(n->merge), now);
@@ -251,7 +239,7 @@ static void loop(struct node *n)
 		int timeout = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 		if (timeout > 100)
 			timeout = 100; /* the uplink's pace, the idle check */
-		struct pollfd p[5] = {{.fd = sig_pipe[0], .events = POLLIN},
+		struct pollfd p[5] = {{.fd = sig_fd, .events = POLLIN},
 		                      {.fd = n->leaf ? n->in.pull_fd : -1, .events = POLLIN},
 		                      {.fd = n->leaf ? n->in.rep_fd : -1, .events = POLLIN},
 		                      {.fd = n->down ? coll_downlink_fd(n->down) : -1, .events = POLLIN},

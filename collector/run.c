@@ -40,6 +40,7 @@
 #include "netenv.h"
 #include "root.h"
 #include "rootout.h"
+#include "sigpipe.h"
 #include "run_opts.h"
 
 #define DRAIN_IDLE_NS (300 * 1000000ull) /* after the command: quiet this long, done */
@@ -66,15 +67,7 @@ struct run {
 	void *v;
 };
 
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char c = (unsigned char)sig;
-	(void)!write(sig_pipe[1], &c, 1);
-	errno = saved;
-}
+static int sig_fd = -1; /* coll_sigpipe's read end */
 
 static int fail(const char *what, const char *detail)
 {
@@ -309,7 +302,7 @@ static void view_close(struct run *r, bool quit)
 static void on_signals(struct run *r, uint64_t now)
 {
 	unsigned char sig[64];
-	ssize_t n = read(sig_pipe[0], sig, sizeof sig);
+	ssize_t n = coll_sigpipe_read(sig, sizeof sig);
 	for (ssize_t i = 0; i < n; i++) {
 		switch (sig[i]) {
 		case SIGCHLD: {
@@ -376,7 +369,7 @@ static void loop(struct run *r)
 			timeout = 20;
 		struct pollfd p[5] = {{.fd = r->in.pull_fd, .events = POLLIN},
 		                      {.fd = r->in.rep_fd, .events = POLLIN},
-		                      {.fd = sig_pipe[0], .events = POLLIN},
+		                      {.fd = sig_fd, .events = POLLIN},
 		                      {.fd = r->down ? coll_downlink_fd(r->down) : -1, .events = POLLIN},
 		                      {.fd = r->v ? r->view->input_fd(r->v) : -1, .events = POLLIN}};
 		if (poll(p, 5, timeout) < 0 && errno != EINTR)
@@ -450,14 +443,9 @@ static int start(struct run *r)
 			r->out.out.text = false;
 	}
 
-	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+	if ((sig_fd = coll_sigpipe_open(sigs, sizeof sigs / sizeof *sigs)) < 0)
 		return fail("cannot make a pipe", strerror(errno));
-	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
-	sigemptyset(&sa.sa_mask);
-	int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1};
-	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-		sigaction(sigs[i], &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	fflush(NULL);
 	r->child = fork();
 	if (r->child < 0)
