@@ -229,8 +229,18 @@ void shim_fd_set(int fd, uint32_t file, uint64_t offset);
 /* After close. */
 void shim_fd_clear(int fd);
 /* The shim's idea of an fd's offset (for read/write without one). */
-uint64_t shim_fd_offset(int fd);
-void shim_fd_advance(int fd, uint64_t to);
+static inline uint64_t shim_fd_offset(int fd)
+{
+	if ((unsigned)fd >= SHIM_FD_MAX || !shim.fds)
+		return 0;
+	return atomic_load_explicit(&shim.fds[fd].offset, memory_order_relaxed);
+}
+
+static inline void shim_fd_advance(int fd, uint64_t to)
+{
+	if ((unsigned)fd < SHIM_FD_MAX && shim.fds)
+		atomic_store_explicit(&shim.fds[fd].offset, to, memory_order_relaxed);
+}
 
 /* The shim's own descriptors (guard.c): close() must keep them open. */
 bool shim_fd_guarded(int fd);
