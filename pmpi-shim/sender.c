@@ -406,7 +406,7 @@ static void nap(unsigned ms)
 
 /* How long the sender sleeps before its next round: the interval, or less
  * when a ring fills fast. At the rate the fullest ring filled since the
- * last round (events per elapsed time), it is to be an eighth full when
+ * last round (events per elapsed time), it is to be a quarter full when
  * the sender comes back; the rest is slack for a sender kept off the CPU.
  * Never less than 1 ms. A fixed short nap only after a ring was seen over
  * a quarter full (what this replaces) swung between the two: one short
@@ -417,7 +417,7 @@ static uint64_t next_nap_ns(uint64_t elapsed_ns, uint64_t pending)
 	const uint64_t floor_ns = 1000000u, interval_ns = (uint64_t)shim.interval_ms * 1000000u;
 	if (pending == 0)
 		return interval_ns;
-	uint64_t ns = (uint64_t)((unsigned __int128)elapsed_ns * (SHIM_RING / 8) / pending);
+	uint64_t ns = (uint64_t)((unsigned __int128)elapsed_ns * (SHIM_RING / 4) / pending);
 	return ns < floor_ns ? floor_ns : ns > interval_ns ? interval_ns : ns;
 }
 
