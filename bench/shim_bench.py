@@ -5,6 +5,14 @@
                           and without libiopulse.so alternating, events
                           streaming to a live receiver (iop-sink); the median
                           of the per-pair differences
+  shim_added_ns_per_call_threaded
+                          the same with an idle second thread in the loop
+                          program in both runs, as every MPI rank has: the
+                          shim's own cost, without what the kernel charges
+                          each call of a program that has more than one
+                          thread (a shared descriptor table), which the
+                          sender thread alone brings to a single-threaded
+                          program (informational, not a target)
   fpp_overhead_ratio      examples/fpp, 1 KiB transfers, 2 ranks: median wall
                           time of its write+read phase with the shim over the
                           median without, runs alternating
@@ -45,16 +53,16 @@ def shim_env(url, base=os.environ):
     return dict(base, LD_PRELOAD=shim, IOPULSE_ADDR=url, IOPULSE_KEY=key)
 
 
-def pwrite_pairs(rounds=9, n=1000000):
-    sinkp, url, out = start_sink("loop", rounds)
+def pwrite_pairs(rounds=9, n=1000000, extra=()):
+    sinkp, url, out = start_sink("loop" + "-".join(extra), rounds)
     target = os.path.join(shm, "loop.dat")
     diffs, base = [], []
     for _ in range(rounds):
         t = {}
         for mode in ("off", "on"):
             env = shim_env(url) if mode == "on" else os.environ
-            r = subprocess.run([loop, target, str(n)], env=env, capture_output=True, text=True,
-                               timeout=120, check=True)
+            r = subprocess.run([loop, target, str(n), *extra], env=env, capture_output=True,
+                               text=True, timeout=120, check=True)
             t[mode] = float(r.stdout.split()[1])
         diffs.append(t["on"] - t["off"])
         base.append(t["off"])
@@ -90,6 +98,9 @@ try:
         print("shim_added_ns_per_call %.1f ns" % added)
         print("pwrite_1byte_ns_per_call %.1f ns" % base)
         print("shim_loop_dropped_events %d events" % dropped)
+        added_mt, base_mt, _ = pwrite_pairs(extra=("idle-thread",))
+        print("shim_added_ns_per_call_threaded %.1f ns" % added_mt)
+        print("pwrite_1byte_ns_per_call_threaded %.1f ns" % base_mt)
     if wanted & {"fpp_overhead_ratio", "shim_dropped_events"}:
         ratio, dropped, times = fpp_times()
         if "fpp_overhead_ratio" in wanted:

@@ -308,16 +308,3 @@ void shim_fd_clear(int fd)
 	if (fd >= 0 && fd < FD_MAX && shim.fds)
 		atomic_store_explicit(&shim.fds[fd].file, 0, memory_order_relaxed);
 }
-
-uint64_t shim_fd_offset(int fd)
-{
-	if (fd < 0 || fd >= FD_MAX || !shim.fds)
-		return 0;
-	return atomic_load_explicit(&shim.fds[fd].offset, memory_order_relaxed);
-}
-
-void shim_fd_advance(int fd, uint64_t to)
-{
-	if (fd >= 0 && fd < FD_MAX && shim.fds)
-		atomic_store_explicit(&shim.fds[fd].offset, to, memory_order_relaxed);
-}

@@ -133,6 +133,8 @@ static void drain(struct shim_thread *t)
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 	if (head - tail > S.round_pending)
 		S.round_pending = head - tail;
+	const uint32_t tid = t->tid; /* once: the stores below may alias it */
+	uint64_t taken = 0;
 	while (tail < head && S.n_stage < STAGE) {
 		const struct shim_rec *r = &t->ring[tail & (SHIM_RING - 1)].ev;
 		struct iop_event *ev = &S.stage[S.n_stage++];
@@ -144,7 +146,7 @@ static void drain(struct shim_thread *t)
 		ev->bytes = r->bytes;
 		ev->file = r->file;
 		ev->err = r->err;
-		ev->thread = t->tid;
+		ev->thread = tid;
 		ev->layer = r->layer;
 		ev->op = r->op;
 		ev->flags = r->flags;
@@ -162,13 +164,14 @@ static void drain(struct shim_thread *t)
 			ev->child_ops = 0;
 			tail++;
 		}
-		t->drained++;
+		taken++;
 		/* not while a fatal signal's handler waits: the thread it stopped
 		 * may hold the names lock */
 		ev->site = shim_site_name(r->site, !atomic_load(&S.fatal_request));
 		count(ev->file, ev->layer, iop_op_class(ev->op), 1, ev->bytes, ev->dur_ns,
 		      (ev->flags & IOP_EV_ERROR) != 0);
 	}
+	t->drained += taken;
 	atomic_store_explicit(&t->tail, tail, memory_order_release);
 }
 
@@ -403,7 +406,7 @@ static void nap(unsigned ms)
 
 /* How long the sender sleeps before its next round: the interval, or less
  * when a ring fills fast. At the rate the fullest ring filled since the
- * last round (events per elapsed time), it is to be an eighth full when
+ * last round (events per elapsed time), it is to be a quarter full when
  * the sender comes back; the rest is slack for a sender kept off the CPU.
  * Never less than 1 ms. A fixed short nap only after a ring was seen over
  * a quarter full (what this replaces) swung between the two: one short
@@ -414,7 +417,7 @@ static uint64_t next_nap_ns(uint64_t elapsed_ns, uint64_t pending)
 	const uint64_t floor_ns = 1000000u, interval_ns = (uint64_t)shim.interval_ms * 1000000u;
 	if (pending == 0)
 		return interval_ns;
-	uint64_t ns = (uint64_t)((unsigned __int128)elapsed_ns * (SHIM_RING / 8) / pending);
+	uint64_t ns = (uint64_t)((unsigned __int128)elapsed_ns * (SHIM_RING / 4) / pending);
 	return ns < floor_ns ? floor_ns : ns > interval_ns ? interval_ns : ns;
 }
 

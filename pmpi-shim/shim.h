@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "clock.h"
@@ -131,8 +132,8 @@ struct shim_thread {
 	_Atomic uint32_t if_what;  /* layer << 6 | op */
 	_Atomic uint32_t if_file;
 	_Atomic uint64_t shim_ticks; /* sampled time spent in the shim */
-	uint32_t tid;                /* index, from 1 */
 	uint64_t next_call;
+	uint32_t tid; /* index, from 1; off the first line, which the sender must not read per event */
 	struct shim_frame stack[SHIM_DEPTH];
 	uint64_t memo_clock;
 	_Atomic unsigned memo_seq; /* odd while a memo is being replaced */
@@ -147,6 +148,8 @@ struct shim_thread {
 	struct shim_thread *next;
 	_Alignas(SHIM_CACHE_LINE) union shim_slot ring[SHIM_RING];
 };
+_Static_assert(offsetof(struct shim_thread, shim_ticks) + sizeof(uint64_t) <= SHIM_CACHE_LINE,
+	       "what a call touches of its thread's state fits one cache line");
 
 /* The fd table (names.c): an fd's file id (0 until classified,
  * SHIM_FD_IGNORED when not watched) and the shim's idea of its offset. */
@@ -229,8 +232,18 @@ void shim_fd_set(int fd, uint32_t file, uint64_t offset);
 /* After close. */
 void shim_fd_clear(int fd);
 /* The shim's idea of an fd's offset (for read/write without one). */
-uint64_t shim_fd_offset(int fd);
-void shim_fd_advance(int fd, uint64_t to);
+static inline uint64_t shim_fd_offset(int fd)
+{
+	if ((unsigned)fd >= SHIM_FD_MAX || !shim.fds)
+		return 0;
+	return atomic_load_explicit(&shim.fds[fd].offset, memory_order_relaxed);
+}
+
+static inline void shim_fd_advance(int fd, uint64_t to)
+{
+	if ((unsigned)fd < SHIM_FD_MAX && shim.fds)
+		atomic_store_explicit(&shim.fds[fd].offset, to, memory_order_relaxed);
+}
 
 /* The shim's own descriptors (guard.c): close() must keep them open. */
 bool shim_fd_guarded(int fd);
