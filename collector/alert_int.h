@@ -50,6 +50,7 @@ struct baseline {
 	double *v; /* cap values, then cap sizes */
 	uint32_t cap, n, next;
 	uint32_t run; /* anomalous samples in a row */
+	double pend_x, pend_size; /* the run's first, entered when the run ends */
 };
 
 /* One tick of one rank in one (layer, data class), for straggler. */

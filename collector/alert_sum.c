@@ -85,16 +85,32 @@ void baseline_free(struct baseline *b)
 	b->v = NULL;
 }
 
-void baseline_offer(struct baseline *b, double x, double size, bool anomalous)
+static void baseline_push(struct baseline *b, double x, double size)
 {
-	b->run = anomalous ? b->run + 1 : 0;
-	if (b->run > 1)
-		return;
 	b->v[b->next] = x;
 	b->v[b->cap + b->next] = size;
 	b->next = (b->next + 1) % b->cap;
 	if (b->n < b->cap)
 		b->n++;
+}
+
+/* Of a run of anomalous samples only the first enters, and only once the
+ * run is over: while it lasts the baseline is what came before it (with
+ * few samples in, one anomalous value would otherwise be the 90th
+ * percentile at once and hide the rest of the run). */
+void baseline_offer(struct baseline *b, double x, double size, bool anomalous)
+{
+	if (anomalous) {
+		if (b->run++ == 0) {
+			b->pend_x = x;
+			b->pend_size = size;
+		}
+		return;
+	}
+	if (b->run)
+		baseline_push(b, b->pend_x, b->pend_size);
+	b->run = 0;
+	baseline_push(b, x, size);
 }
 
 static double quantile_of(const double *v, uint32_t n, double q, double *tmp)

@@ -50,6 +50,7 @@ static struct fault_cfg cfg;
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
 static uint64_t load_ns;     /* CLOCK_MONOTONIC when the library loaded */
 static atomic_int hang_used; /* the one hanging call has been chosen */
+static atomic_int window_said; /* 1: the window's opening was reported, 2: its closing too */
 /* Per fd: 0 (unknown), or a (device, inode) key with bit 0 = path matches. */
 static _Atomic uint64_t fd_match[FD_CACHE];
 
@@ -218,14 +219,35 @@ static bool in_window(void)
 	return t >= cfg.after_ns && t < cfg.until_ns;
 }
 
+static double real_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* With IOPFAULT_VERBOSE, when the first selected call inside the window
+ * is faulted and when the first one after it is not, with the wall time:
+ * alert tests compare the alerts' times with these. */
+static void say_window(int step)
+{
+	int was = step - 1;
+	if (cfg.verbose && atomic_compare_exchange_strong(&window_said, &was, step))
+		sayf("iopfault: rank %u pid %d: fault window %s at %.6f\n", cfg.rank, (int)getpid(),
+		     step == 1 ? "opens" : "closes", real_s());
+}
+
 static void hang(const char *name, int fd)
 {
 	if (cfg.verbose)
-		sayf("iopfault: rank %u pid %d: %s on fd %d hangs for %.3f s (0: until killed)\n",
+		sayf("iopfault: rank %u pid %d: %s on fd %d hangs for %.3f s (0: until killed) from %.6f\n",
 		     cfg.rank, (int)getpid(), name, fd,
-		     cfg.hang_ns == FAULT_NEVER ? 0.0 : (double)cfg.hang_ns / 1e9);
+		     cfg.hang_ns == FAULT_NEVER ? 0.0 : (double)cfg.hang_ns / 1e9, real_s());
 	if (cfg.hang_ns != FAULT_NEVER) {
 		sleep_ns(cfg.hang_ns);
+		if (cfg.verbose)
+			sayf("iopfault: rank %u pid %d: %s on fd %d returns at %.6f\n", cfg.rank,
+			     (int)getpid(), name, fd, real_s());
 		return;
 	}
 	for (;;)
@@ -242,11 +264,17 @@ void fault_point(unsigned fn, const char *name, int fd)
 	if (!hangs && !delays)
 		return;
 	int saved = errno;
-	if (in_window() && file_selected(fd)) {
-		if (hangs && !atomic_exchange(&hang_used, 1))
-			hang(name, fd);
-		if (delays)
-			sleep_ns(cfg.delay_ns);
+	if (in_window()) {
+		if (file_selected(fd)) {
+			say_window(1);
+			if (hangs && !atomic_exchange(&hang_used, 1))
+				hang(name, fd);
+			if (delays)
+				sleep_ns(cfg.delay_ns);
+		}
+	} else if (cfg.verbose && atomic_load_explicit(&window_said, memory_order_relaxed) == 1 &&
+	           file_selected(fd)) {
+		say_window(2);
 	}
 	errno = saved;
 }
