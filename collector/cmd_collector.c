@@ -152,7 +152,7 @@ static int open_node(struct node *n)
 		struct coll_root_cfg rc_;
 		coll_root_cfg_default(&rc_, n->opt.tick_ns);
 		/* each level waits a little longer than the one below */
-		rc_.grace_ns += n->opt.role == ROLE_MID ? 150000000ull : 400000000ull;
+		rc_.grace_ns += n->opt.role == ROLE_MID ? 150000000ull : COLL_ROOT_REMOTE_SLACK_NS;
 		rc_.no_state = n->opt.role == ROLE_MID;
 		if (coll_root_new(&rc_, now, &n->merge) != IOP_OK)
 			return fail("out of memory", NULL);

@@ -8,6 +8,7 @@
 
 struct coll_root {
 	struct coll_root_cfg cfg;
+	bool remote; /* coll_root_remote_children() was called */
 	struct coll_delta ring[RING]; /* tick t pending in ring[t % RING] */
 	int64_t oldest;
 	bool any; /* a delta has arrived in the oldest open tick or later */
@@ -71,6 +72,14 @@ enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
 		dst->mon.late += d->mon.events - d->mon.late;
 	}
 	return e;
+}
+
+void coll_root_remote_children(struct coll_root *r)
+{
+	if (!r->remote) {
+		r->remote = true;
+		r->cfg.grace_ns += COLL_ROOT_REMOTE_SLACK_NS;
+	}
 }
 
 uint64_t coll_root_next_close_ns(const struct coll_root *r)

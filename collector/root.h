@@ -38,6 +38,18 @@ enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d);
 void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_tick_fn *fn,
                        void *arg);
 uint64_t coll_root_next_close_ns(const struct coll_root *r);
+
+/* How much longer than its own default a root waits when its children
+ * reach it over the network (their deltas leave them a leaf's grace after
+ * the tick's end, then cross a link: under load that takes more than the
+ * 150 ms a root on the leaf's own node can spare). */
+#define COLL_ROOT_REMOTE_SLACK_NS 400000000ull
+
+/* Children on other nodes report to this root: from now on it waits
+ * COLL_ROOT_REMOTE_SLACK_NS longer before closing a tick (once; later
+ * calls do nothing). `iopulse run` calls it when a remote leaf's first
+ * delta arrives, so a single-node job keeps the shorter wait. */
+void coll_root_remote_children(struct coll_root *r);
 const struct coll_state *coll_root_state(const struct coll_root *r);
 
 #endif

@@ -274,6 +274,7 @@ static void on_leaf_delta(void *arg, struct coll_delta *d)
 static void on_remote_delta(void *arg, struct coll_delta *d)
 {
 	struct run *r = arg;
+	coll_root_remote_children(r->root); /* wait longer for what crosses the network */
 	(void)coll_root_delta(r->root, d);
 	r->last_remote_ns = iop_real_ns();
 }
