@@ -62,22 +62,9 @@ static int fail(const char *what, const char *detail)
 
 static int job_from(struct node *n)
 {
-	if (n->opt.card) {
-		struct coll_jobcard c;
-		char err[256];
-		if (coll_jobcard_read(n->opt.card, &c, err, sizeof err) != IOP_OK)
-			return fail(err, NULL);
-		n->job_id = c.job_id;
-		n->key = c.key;
-		return 0;
-	}
-	const char *key = getenv("IOPULSE_KEY"), *job = getenv("IOPULSE_JOB");
-	char *end = NULL;
-	if (!key || !job || iop_key_from_hex(key, &n->key) != IOP_OK)
-		return fail("no job key: give --card FILE, or IOPULSE_KEY and IOPULSE_JOB", NULL);
-	n->job_id = strtoull(job, &end, 16);
-	if (!*job || *end)
-		return fail("IOPULSE_JOB is not a job id", job);
+	char err[512];
+	if (coll_jobcard_key(n->opt.card, &n->job_id, &n->key, err, sizeof err) != IOP_OK)
+		return fail(err, NULL);
 	return 0;
 }
 
