@@ -10,6 +10,7 @@
 #include "rec.h"
 #include "run.h"
 #include "run_view.h"
+#include "top.h"
 
 struct subcommand {
 	const char *name;
@@ -19,6 +20,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
 	{"run", tui_cmd_run, "run a command with every process monitored"},
+	{"top", tui_cmd_top, "watch a running job's dashboard (q leaves, the job goes on)"},
 	{"jobs", coll_cmd_jobs, "list this user's running jobs"},
 	{"collector", coll_cmd_collector, "run one collector of a job's tree (leaf, mid or root)"},
 	{"verify", rec_cmd_verify, "check a recording and say what it holds"},

@@ -3,7 +3,8 @@
  *
  *   leaf  ranks --ipc--> intake -> leaf engine --uplink--> parent
  *   mid   children --downlink--> merge (closes ticks) --uplink--> parent
- *   root  children --downlink--> root engine -> alerts, outputs, recording
+ *   root  children --downlink--> root engine -> alerts, outputs, recording,
+ *                                               viewers (--view, docs/viewer.md)
  *
  * One thread, one poll loop, a self-pipe for signals. SIGTERM or SIGINT
  * (or, for a leaf with --exit-idle, the end of its processes) closes every
@@ -32,6 +33,7 @@
 #include "rootout.h"
 #include "sigpipe.h"
 #include "run_opts.h"
+#include "viewproto.h"
 
 #define SEND_WAIT_NS (3000 * 1000000ull) /* at the end: acks awaited at most this long */
 
@@ -46,6 +48,7 @@ struct node {
 	struct coll_root *merge;      /* mid, root */
 	struct coll_uplink *up;       /* leaf, mid */
 	struct coll_rootout out;      /* root */
+	char view[PATH_MAX + 16];     /* root: the viewers' default ipc address, to unlink */
 	bool out_open, stop;
 };
 
@@ -59,22 +62,9 @@ static int fail(const char *what, const char *detail)
 
 static int job_from(struct node *n)
 {
-	if (n->opt.card) {
-		struct coll_jobcard c;
-		char err[256];
-		if (coll_jobcard_read(n->opt.card, &c, err, sizeof err) != IOP_OK)
-			return fail(err, NULL);
-		n->job_id = c.job_id;
-		n->key = c.key;
-		return 0;
-	}
-	const char *key = getenv("IOPULSE_KEY"), *job = getenv("IOPULSE_JOB");
-	char *end = NULL;
-	if (!key || !job || iop_key_from_hex(key, &n->key) != IOP_OK)
-		return fail("no job key: give --card FILE, or IOPULSE_KEY and IOPULSE_JOB", NULL);
-	n->job_id = strtoull(job, &end, 16);
-	if (!*job || *end)
-		return fail("IOPULSE_JOB is not a job id", job);
+	char err[512];
+	if (coll_jobcard_key(n->opt.card, &n->job_id, &n->key, err, sizeof err) != IOP_OK)
+		return fail(err, NULL);
 	return 0;
 }
 
@@ -136,6 +126,24 @@ static int open_leaf(struct node *n, uint64_t now)
 	return 0;
 }
 
+/* --view, else ipc://$TMPDIR/iopulse-JOB-view.ipc. */
+static int serve_viewers(struct node *n)
+{
+	const char *url = n->opt.view;
+	if (!url) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(n->view, sizeof n->view, "ipc://%s/iopulse-%016" PRIx64 "-view.ipc",
+		         tmp && *tmp ? tmp : "/tmp", n->job_id);
+		url = n->view;
+	}
+	const char *urls[] = {url, NULL};
+	if (coll_rootout_serve(&n->out, urls, n->job_id, &n->key) != IOP_OK) {
+		n->view[0] = 0;
+		return fail("cannot serve viewers at", url);
+	}
+	return 0;
+}
+
 static int open_node(struct node *n)
 {
 	int rc = job_from(n);
@@ -169,6 +177,8 @@ static int open_node(struct node *n)
 		                            .tick_ns = n->opt.tick_ns};
 		if ((rc = coll_rootout_start(&n->out, &job, coll_root_state(n->merge))))
 			return rc;
+		if ((rc = serve_viewers(n)))
+			return rc;
 	}
 	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 	if ((sig_fd = coll_sigpipe_open(sigs, sizeof sigs / sizeof *sigs)) < 0)
@@ -189,6 +199,11 @@ static void close_node(struct node *n)
 	coll_uplink_free(n->up);
 	if (n->out_open)
 		coll_rootout_close(&n->out);
+	char pub[sizeof n->view + 8];
+	if (n->view[0] && coll_view_pub_addr(n->view, pub, sizeof pub) == IOP_OK) {
+		unlink(n->view + 6);
+		unlink(pub + 6);
+	}
 }
 
 /* ---- the loop ---- */
@@ -239,12 +254,14 @@ static void loop(struct node *n)
 		int timeout = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 		if (timeout > 100)
 			timeout = 100; /* the uplink's pace, the idle check */
-		struct pollfd p[5] = {{.fd = sig_fd, .events = POLLIN},
+		struct pollfd p[6] = {{.fd = sig_fd, .events = POLLIN},
 		                      {.fd = n->leaf ? n->in.pull_fd : -1, .events = POLLIN},
 		                      {.fd = n->leaf ? n->in.rep_fd : -1, .events = POLLIN},
 		                      {.fd = n->down ? coll_downlink_fd(n->down) : -1, .events = POLLIN},
-		                      {.fd = n->up ? coll_uplink_fd(n->up) : -1, .events = POLLIN}};
-		if (poll(p, 5, timeout) < 0 && errno != EINTR)
+		                      {.fd = n->up ? coll_uplink_fd(n->up) : -1, .events = POLLIN},
+		                      {.fd = n->out_open ? coll_rootout_view_fd(&n->out) : -1,
+		                       .events = POLLIN}};
+		if (poll(p, 6, timeout) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents & POLLIN)
 			on_signals(n, iop_real_ns());
@@ -254,6 +271,8 @@ static void loop(struct node *n)
 			coll_intake_final(&n->in);
 		if (p[3].revents & POLLIN)
 			coll_downlink_pump(n->down, 256, child_delta, n);
+		if (n->out_open)
+			coll_rootout_view_pump(&n->out);
 	}
 }
 

@@ -96,13 +96,78 @@ enum iop_err coll_jobcard_read(const char *path, struct coll_jobcard *c, char *e
 }
 
 /* A card's job still runs when its `iopulse run` process does (on this host). */
-static const char *card_state(const struct coll_jobcard *c)
+const char *coll_jobcard_state(const struct coll_jobcard *c)
 {
 	char host[256] = "";
 	gethostname(host, sizeof host - 1);
 	if (strcmp(host, c->host) != 0)
 		return "remote";
 	return c->pid > 0 && (kill(c->pid, 0) == 0 || errno == EPERM) ? "running" : "stale";
+}
+
+enum iop_err coll_jobcard_each(const char *who, int (*fn)(void *arg, const struct coll_jobcard *c),
+                               void *arg)
+{
+	char dir[512];
+	if (coll_jobcard_dir(dir, sizeof dir, 0) != IOP_OK)
+		return IOP_ERR_NOT_FOUND;
+	DIR *d = opendir(dir);
+	if (!d)
+		return IOP_ERR_IO;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[1024], err[256];
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		struct coll_jobcard c;
+		if (coll_jobcard_read(path, &c, err, sizeof err) != IOP_OK) {
+			fprintf(stderr, "%s: skipping %s\n", who, err);
+			continue;
+		}
+		if (fn(arg, &c))
+			break;
+	}
+	closedir(d);
+	return IOP_OK;
+}
+
+enum iop_err coll_jobcard_key(const char *path, uint64_t *job_id, struct iop_key *key, char *err,
+                              size_t errlen)
+{
+	if (path) {
+		struct coll_jobcard c;
+		if (coll_jobcard_read(path, &c, err, errlen) != IOP_OK)
+			return IOP_ERR_INVAL;
+		*job_id = c.job_id;
+		*key = c.key;
+		return IOP_OK;
+	}
+	const char *hex = getenv("IOPULSE_KEY"), *job = getenv("IOPULSE_JOB");
+	char *end = NULL;
+	if (!hex || !job || iop_key_from_hex(hex, key) != IOP_OK) {
+		snprintf(err, errlen, "no job key: give --card FILE, or IOPULSE_KEY and IOPULSE_JOB");
+		return IOP_ERR_INVAL;
+	}
+	*job_id = strtoull(job, &end, 16);
+	if (!*job || *end) {
+		snprintf(err, errlen, "IOPULSE_JOB is not a job id: %s", job);
+		return IOP_ERR_INVAL;
+	}
+	return IOP_OK;
+}
+
+static int print_card(void *arg, const struct coll_jobcard *c)
+{
+	int *n = arg;
+	char start[32];
+	if (!(*n)++)
+		printf("%-16s %-8s %-24s %-16s %-40s %s\n", "JOB", "STATE", "START", "HOST", "ROOT",
+		       "COMMAND");
+	coll_iso_time(c->start_ns, start, sizeof start);
+	printf("%016" PRIx64 " %-8s %-24s %-16s %-40s %s\n", c->job_id, coll_jobcard_state(c), start,
+	       c->host, c->root, c->command);
+	return 0;
 }
 
 int coll_cmd_jobs(int argc, char **argv)
@@ -114,43 +179,19 @@ int coll_cmd_jobs(int argc, char **argv)
 			printf("usage: iopulse jobs\n"
 			       "Lists the jobs of this user (job cards in ~/.iopulse/jobs): id, state\n"
 			       "(running, stale: its iopulse is gone, remote: started on another host),\n"
-			       "start time, host, root address and command.\n");
+			       "start time, host, root address (for 'iopulse top') and command.\n");
 			return 0;
 		}
 		fprintf(stderr, "iopulse jobs: unknown option; see 'iopulse jobs --help'\n");
 		return 1;
 	}
-	char dir[512];
-	if (coll_jobcard_dir(dir, sizeof dir, 0) != IOP_OK) {
+	int n = 0;
+	enum iop_err e = coll_jobcard_each("iopulse jobs", print_card, &n);
+	if (e == IOP_ERR_NOT_FOUND) {
 		fprintf(stderr, "iopulse jobs: HOME is not set: cannot find ~/.iopulse/jobs\n");
 		return 2;
 	}
-	DIR *d = opendir(dir);
-	if (!d) {
-		printf("no jobs (%s does not exist)\n", dir);
-		return 0;
-	}
-	int n = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char path[1024], err[256], start[32];
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		struct coll_jobcard c;
-		if (coll_jobcard_read(path, &c, err, sizeof err) != IOP_OK) {
-			fprintf(stderr, "iopulse jobs: skipping %s\n", err);
-			continue;
-		}
-		if (!n++)
-			printf("%-16s %-8s %-24s %-16s %-40s %s\n", "JOB", "STATE", "START", "HOST", "ROOT",
-			       "COMMAND");
-		coll_iso_time(c.start_ns, start, sizeof start);
-		printf("%016" PRIx64 " %-8s %-24s %-16s %-40s %s\n", c.job_id, card_state(&c), start,
-		       c.host, c.root, c.command);
-	}
-	closedir(d);
-	if (!n)
+	if (e != IOP_OK || !n)
 		printf("no jobs\n");
 	return 0;
 }

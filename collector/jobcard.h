@@ -28,6 +28,20 @@ enum iop_err coll_jobcard_dir(char *buf, size_t len, int create);
 enum iop_err coll_jobcard_write(const struct coll_jobcard *c, char *path, size_t len);
 enum iop_err coll_jobcard_read(const char *path, struct coll_jobcard *c, char *err, size_t errlen);
 
+/* "running", "stale" (its iopulse is gone) or "remote" (started on another
+ * host: cannot tell). */
+const char *coll_jobcard_state(const struct coll_jobcard *c);
+/* Calls fn with each card of the directory (in directory order) until it
+ * returns non-zero; a card that does not read is reported on stderr with
+ * who and skipped. NOT_FOUND when HOME is unset, IO when the directory
+ * does not exist. */
+enum iop_err coll_jobcard_each(const char *who, int (*fn)(void *arg, const struct coll_jobcard *c),
+                               void *arg);
+/* A job's id and key: from the card at path when path is given, else from
+ * $IOPULSE_KEY and $IOPULSE_JOB. INVAL with the reason in err. */
+enum iop_err coll_jobcard_key(const char *path, uint64_t *job_id, struct iop_key *key, char *err,
+                              size_t errlen);
+
 /* `iopulse jobs`: lists the cards, running ones first. */
 int coll_cmd_jobs(int argc, char **argv);
 

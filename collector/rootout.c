@@ -64,6 +64,28 @@ void coll_rootout_tick(void *arg, const struct coll_delta *d, const struct coll_
 	coll_headless_tick(&o->out, d, s);
 	(void)coll_judge_tick(o->alerts, d, s, on_alert, o);
 	coll_record_tick_state(o->rec, d, s);
+	if (o->view)
+		coll_viewsrv_tick(o->view, d, s);
+}
+
+enum iop_err coll_rootout_serve(struct coll_rootout *o, const char *const *urls, uint64_t job_id,
+                                const struct iop_key *key)
+{
+	return coll_viewsrv_new(urls, job_id, key, &o->view);
+}
+
+int coll_rootout_view_fd(const struct coll_rootout *o)
+{
+	int fd = -1;
+	if (!o->view || coll_viewsrv_fds(o->view, &fd, 1) != 1)
+		return -1;
+	return fd;
+}
+
+void coll_rootout_view_pump(struct coll_rootout *o)
+{
+	if (o->view)
+		coll_viewsrv_pump(o->view, o->state, o->alerts);
 }
 
 void coll_rootout_finish(struct coll_rootout *o, uint64_t end_ns)
@@ -80,6 +102,8 @@ void coll_rootout_finish(struct coll_rootout *o, uint64_t end_ns)
 
 void coll_rootout_close(struct coll_rootout *o)
 {
+	coll_viewsrv_free(o->view);
+	o->view = NULL;
 	coll_alerts_free(o->alerts);
 	o->alerts = NULL;
 	coll_record_close(o->rec);

@@ -3,7 +3,8 @@
  *
  *   ranks --PUSH ipc://<dir>/leaf.ipc--> leaf --deltas--> root --> alerts,
  *   ranks --REQ  ipc://<dir>/final.ipc-> (last frames)         headless output,
- *                                                              recording
+ *                                                              recording,
+ *   viewers (iopulse top) <--ipc://<dir>/view.ipc, tcp:PORT--  each tick, queries
  *
  * One thread, one poll loop over the two sockets and a self-pipe for
  * signals. When the command has exited, the loop goes on until every
@@ -42,6 +43,7 @@
 #include "rootout.h"
 #include "sigpipe.h"
 #include "run_opts.h"
+#include "viewproto.h"
 
 #define DRAIN_IDLE_NS (300 * 1000000ull) /* after the command: quiet this long, done */
 #define DRAIN_MAX_NS  (3000 * 1000000ull) /* after the command: at most this long */
@@ -56,6 +58,7 @@ struct run {
 	struct coll_intake in; /* this node's ranks */
 	struct coll_downlink *down; /* leaves of other nodes, or NULL */
 	char parent_url[128];       /* where they reach it */
+	char view_ipc[PATH_MAX + 16], view_tcp[128]; /* where viewers reach the root */
 	struct coll_leaf *leaf;
 	struct coll_root *root;
 	struct coll_rootout out;
@@ -137,6 +140,38 @@ static void open_downlink(struct run *r)
 		                "collectors; monitoring this node only\n");
 }
 
+/* Viewers (docs/viewer.md) reach the root at ipc://<dir>/view.ipc on this
+ * host and, when other nodes' collectors can reach it, over tcp: --view's
+ * address, else the first free port from 7461 whose next one (the ticks)
+ * is free too, announced at the downlink's host. The card's root is the
+ * tcp address when there is one. Without any, the job runs unwatched. */
+static void open_viewsrv(struct run *r)
+{
+	snprintf(r->view_ipc, sizeof r->view_ipc, "ipc://%s/view.ipc", r->dir);
+	const char *urls[] = {r->view_ipc, r->opt.view, NULL};
+	if (r->opt.view) {
+		if (coll_rootout_serve(&r->out, urls, r->card.job_id, &r->card.key) == IOP_OK)
+			snprintf(r->view_tcp, sizeof r->view_tcp, "%s", r->opt.view);
+		else
+			fprintf(stderr, "iopulse run: warning: cannot serve viewers at %s: %s\n",
+			        r->opt.view, nn_strerror(nn_errno()));
+	} else if (r->down) {
+		char host[64] = "127.0.0.1", any[64];
+		coll_first_ipv4(host, sizeof host);
+		for (int port = 7461; port < 7499 && !r->out.view; port += 2) {
+			snprintf(any, sizeof any, "tcp://*:%d", port);
+			urls[1] = any;
+			if (coll_rootout_serve(&r->out, urls, r->card.job_id, &r->card.key) == IOP_OK)
+				snprintf(r->view_tcp, sizeof r->view_tcp, "tcp://%s:%d", host, port);
+		}
+	}
+	urls[1] = NULL;
+	if (!r->out.view && coll_rootout_serve(&r->out, urls, r->card.job_id, &r->card.key) != IOP_OK)
+		fprintf(stderr, "iopulse run: warning: cannot serve viewers at %s: %s; "
+		                "'iopulse top' cannot watch this job\n", r->view_ipc,
+		        nn_strerror(nn_errno()));
+}
+
 static int setup_job(struct run *r)
 {
 	if (iop_auth_init() != IOP_OK || iop_key_generate(&r->card.key) != IOP_OK)
@@ -154,8 +189,11 @@ static int setup_job(struct run *r)
 		return fail(why, NULL);
 	memcpy(r->card.leaf, r->in.leaf_url, strlen(r->in.leaf_url) + 1);
 	open_downlink(r);
+	open_viewsrv(r);
 	gethostname(r->card.host, sizeof r->card.host - 1);
-	snprintf(r->card.root, sizeof r->card.root, "%s", r->parent_url[0] ? r->parent_url : r->card.leaf);
+	const char *root = r->view_tcp[0] ? r->view_tcp : r->out.view ? r->view_ipc : "";
+	if (strlen(root) < sizeof r->card.root)
+		memcpy(r->card.root, root, strlen(root) + 1);
 	snprintf(r->card.command, sizeof r->card.command, "%s", r->command);
 	r->card.start_ns = iop_real_ns();
 	r->card.pid = getpid();
@@ -368,12 +406,13 @@ static void loop(struct run *r)
 		int timeout = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 		if (r->child_done && timeout > 20)
 			timeout = 20;
-		struct pollfd p[5] = {{.fd = r->in.pull_fd, .events = POLLIN},
+		struct pollfd p[6] = {{.fd = r->in.pull_fd, .events = POLLIN},
 		                      {.fd = r->in.rep_fd, .events = POLLIN},
 		                      {.fd = sig_fd, .events = POLLIN},
 		                      {.fd = r->down ? coll_downlink_fd(r->down) : -1, .events = POLLIN},
-		                      {.fd = r->v ? r->view->input_fd(r->v) : -1, .events = POLLIN}};
-		if (poll(p, 5, timeout) < 0 && errno != EINTR)
+		                      {.fd = r->v ? r->view->input_fd(r->v) : -1, .events = POLLIN},
+		                      {.fd = coll_rootout_view_fd(&r->out), .events = POLLIN}};
+		if (poll(p, 6, timeout) < 0 && errno != EINTR)
 			return;
 		if (r->v && !r->view->input(r->v)) /* keys, and resizes (EINTR) */
 			view_close(r, true);
@@ -385,6 +424,7 @@ static void loop(struct run *r)
 			on_signals(r, iop_real_ns());
 		if (p[3].revents & POLLIN)
 			coll_downlink_pump(r->down, 256, on_remote_delta, r);
+		coll_rootout_view_pump(&r->out); /* cheap when nothing is pending */
 	}
 }
 
@@ -401,13 +441,19 @@ static void cleanup(struct run *r)
 {
 	coll_intake_close(&r->in);
 	coll_downlink_free(r->down);
-	if (r->dir[0])
-		rmdir(r->dir);
 	if (r->card_path[0])
 		unlink(r->card_path);
 	coll_leaf_free(r->leaf);
 	coll_root_free(r->root);
 	coll_rootout_close(&r->out);
+	if (r->view_ipc[0]) {
+		char pub[sizeof r->view_ipc + 8];
+		unlink(r->view_ipc + 6);
+		if (coll_view_pub_addr(r->view_ipc, pub, sizeof pub) == IOP_OK)
+			unlink(pub + 6);
+	}
+	if (r->dir[0])
+		rmdir(r->dir);
 }
 
 static int start(struct run *r)

@@ -32,6 +32,11 @@ static void usage(FILE *to)
 	        "  --listen URL          where the leaves of other nodes reach this root\n"
 	        "                        (default tcp://*:PORT, the first free port from 7411,\n"
 	        "                        announced at this host's first IPv4 address)\n"
+	        "  --view URL            where viewers (iopulse top) reach this root, besides\n"
+	        "                        ipc://RUNDIR/view.ipc (default with a --listen or\n"
+	        "                        default listen address: tcp://*:PORT, the first free\n"
+	        "                        port from 7461 whose next one is free too; the job\n"
+	        "                        card's root is this address)\n"
 	        "  -h, --help            this text\n"
 	        "\n"
 	        "Exit status: COMMAND's own; 3 with --fail-on when an alert matched and COMMAND\n"
@@ -75,6 +80,8 @@ static void collector_usage(FILE *to)
 	        "                        $IOPULSE_PARENT)\n"
 	        "  --dir DIR             (leaf) directory of its ipc sockets (default\n"
 	        "                        $TMPDIR/iopulse-JOB-HOST)\n"
+	        "  --view URL            (root) where viewers (iopulse top URL) reach it\n"
+	        "                        (default ipc://$TMPDIR/iopulse-JOB-view.ipc)\n"
 	        "  --card FILE           the job card (key and id); default $IOPULSE_KEY and\n"
 	        "                        $IOPULSE_JOB\n"
 	        "  --exit-idle DUR       (leaf) exit once every process it saw has ended and DUR\n"
@@ -114,7 +121,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 {
 	memset(o, 0, sizeof(*o));
 	o->tick_ns = 1000000000ull;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
@@ -122,7 +129,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		{"rules", required_argument, NULL, O_RULES},   {"fail-on", required_argument, NULL, O_FAIL},
 		{"status-every", required_argument, NULL, O_STATUS},
 		{"also-preload", required_argument, NULL, O_PRELOAD},
-		{"listen", required_argument, NULL, O_LISTEN},
+		{"listen", required_argument, NULL, O_LISTEN}, {"view", required_argument, NULL, O_VIEW},
 		{"role", required_argument, NULL, O_ROLE},     {"parent", required_argument, NULL, O_PARENT},
 		{"dir", required_argument, NULL, O_DIR},       {"card", required_argument, NULL, O_CARD},
 		{"exit-idle", required_argument, NULL, O_IDLE},
@@ -157,6 +164,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 			break;
 		case O_PARENT: o->parent = optarg; break;
 		case O_DIR: o->dir = optarg; break;
+		case O_VIEW: o->view = optarg; break;
 		case O_CARD: o->card = optarg; break;
 		case O_IDLE:
 			if (!(o->exit_idle_ns = coll_parse_duration_ns(optarg)))

@@ -9,6 +9,7 @@ struct run_opts {
 	bool headless, jsonl;
 	const char *alerts_path, *summary_path, *record_path, *rules_path, *also_preload;
 	const char *listen; /* where other nodes' collectors reach the root (tcp://...) */
+	const char *view;   /* where viewers reach the root (docs/viewer.md), or NULL */
 	uint64_t tick_ns, status_every_ns;
 	int fail_on; /* 0 none, 1 warn, 2 crit */
 	char **cmd;

@@ -67,6 +67,13 @@ static void draw_job_line(struct tui_dash *d)
 		x++;
 		x += put_look(d, 0, x, TUI_LOOK_REC, " REC ");
 	}
+	const char *status = d->src.ops->status ? d->src.ops->status(d->src.self) : NULL;
+	if (status) {
+		char b[32];
+		snprintf(b, sizeof b, " %s ", status);
+		x++;
+		x += put_look(d, 0, x, strcmp(status, "STALE") ? TUI_LOOK_CRIT : TUI_LOOK_WARN, b);
+	}
 	uint64_t now = job.end_ns ? job.end_ns : iop_real_ns();
 	char wall[32], at[32], tick[32], win[32], line[256];
 	tui_fmt_elapsed(wall, sizeof wall, job.start_ns ? (now - job.start_ns) / 1e9 : 0);

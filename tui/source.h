@@ -5,9 +5,11 @@
  *
  *   live, in-process   `iopulse run`: the root's state in this very process
  *                      (source_live.c); nothing to pump, time is history only
- *   live, remote       `iopulse top`: a root over nanomsg (to be written): its
- *                      fd is the socket's, pump() applies the deltas received
- *                      to a local coll_state and appends alert records
+ *   live, remote       `iopulse top`: a root over nanomsg (source_remote.c,
+ *                      collector/viewer.h): its fd is readable when the
+ *                      viewer's sockets are, pump() applies the ticks received
+ *                      to the viewer's coll_state and refreshes the alerts;
+ *                      status() says when the data is stale or the root gone
  *   replay             `iopulse replay FILE` (to be written): pump() applies
  *                      the recording's DELTA frames at the playback speed;
  *                      seek() re-applies from the nearest KEYFRAME
@@ -75,6 +77,9 @@ struct tui_source_ops {
 	void (*set_speed)(void *self, double x);        /* NULL: live */
 	void (*set_paused)(void *self, bool paused);    /* NULL: live */
 	const char *(*error)(void *self);               /* NULL or the last error */
+	/* NULL (or a NULL answer): the data is current. Else a word shown
+	 * beside the badge: "STALE", "UNREACHABLE", "REFUSED", "CONNECTING". */
+	const char *(*status)(void *self);
 	void (*close)(void *self);                      /* NULL: nothing to free */
 };
 
@@ -94,6 +99,20 @@ struct tui_live {
 	struct tui_job job;
 };
 void tui_source_live(struct tui_source *src, struct tui_live *live);
+
+/* The remote live source (`iopulse top`): a viewer of the root at addr.
+ * tui_remote_open connects and waits up to wait_ns for the first keyframe;
+ * NULL with *st telling why not (UNREACHABLE, REFUSED; CONNECTING for a
+ * bad address or no memory, with why set). job is copied (its strings must
+ * outlive the source); a start_ns of 0 is taken from the first tick. */
+struct tui_remote;
+struct iop_key;
+enum coll_viewer_status;
+struct tui_remote *tui_remote_open(const char *addr, uint64_t job_id, const struct iop_key *key,
+                                   const struct tui_job *job, uint64_t wait_ns,
+                                   enum coll_viewer_status *st, char *why, size_t whylen);
+/* The source over it; src->ops->close frees it. */
+void tui_source_remote(struct tui_source *src, struct tui_remote *r);
 
 /* The range of any source whose ticks are the state's own history tiers. */
 void tui_state_range(const struct coll_state *s, int64_t *first, int64_t *last);

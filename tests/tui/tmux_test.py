@@ -250,7 +250,9 @@ def run(args, tmp, pane):
         raise Fail("the recording does not verify clean (%d): %s" % (v.returncode, v.stdout))
 
 
-def main():
+def tmux_main(run, name):
+    """Parses the common options, runs run(args, tmp, pane) in a fresh
+    directory and tmux server, and reports; the exit status."""
     p = argparse.ArgumentParser()
     for a in ("--iopulse", "--mpirun", "--fault", "--fpp"):
         p.add_argument(a, required=True)
@@ -258,18 +260,22 @@ def main():
     if not shutil.which("tmux"):
         print("FAIL: tmux is not installed (scripts/install-deps)", file=sys.stderr)
         return 1
-    tmp = tempfile.mkdtemp(prefix="iop-tui-")
-    pane = Pane("iop-tui-%d" % os.getpid())
+    tmp = tempfile.mkdtemp(prefix="iop-%s-" % name)
+    pane = Pane("iop-%s-%d" % (name, os.getpid()))
     try:
         run(args, tmp, pane)
-    except Fail as e:
+    except (Fail, subprocess.TimeoutExpired) as e:
         print("FAIL: %s" % e, file=sys.stderr)
         return 1
     finally:
         pane.tmux("kill-server", check=False)
         shutil.rmtree(tmp, ignore_errors=True)
-    print("tmux_test: pass")
+    print("%s: pass" % name)
     return 0
+
+
+def main():
+    return tmux_main(run, "tmux_test")
 
 
 if __name__ == "__main__":
