@@ -270,13 +270,17 @@ static enum iop_err build(bool final, size_t *len, uint32_t *names_to, uint32_t 
 	struct iop_frame_enc e;
 	enum iop_err err = iop_enc_begin(&e, S.frame, sizeof S.frame, &h, &st);
 	uint32_t id = S.announced, n_names = shim_names_count();
+	/* Each loop stops at the first record that does not fit: id and k
+	 * count what went in (names filling the frame leave room for no
+	 * counter at all: k stays 0). */
 	for (; err == IOP_OK && id < n_names; id++) {
 		const struct shim_name *n = shim_name_get(id);
 		struct iop_name rec = {.kind = n->kind, .id = id, .hash = n->hash, .text = n->text,
 				       .len = n->len};
-		err = iop_enc_name(&e, &rec);
+		if ((err = iop_enc_name(&e, &rec)) != IOP_OK)
+			break;
 	}
-	*names_to = err == IOP_OK ? id : id - 1;
+	*names_to = id;
 	uint32_t k = 0;
 	for (; err == IOP_OK && k < S.n_dirty; k++) {
 		uint32_t i = S.dirty[k];
@@ -284,9 +288,10 @@ static enum iop_err build(bool final, size_t *len, uint32_t *names_to, uint32_t 
 					.cls = (uint8_t)(i % IOP_CLASS__COUNT), .ops = S.cum[i].ops,
 					.bytes = S.cum[i].bytes, .time_ns = S.cum[i].ns,
 					.errors = S.cum[i].errors};
-		err = iop_enc_counter(&e, &c);
+		if ((err = iop_enc_counter(&e, &c)) != IOP_OK)
+			break;
 	}
-	*counters_in = err == IOP_OK ? k : k - 1;
+	*counters_in = k;
 	if (err == IOP_OK)
 		add_inflight(&e);
 	unsigned n = 0;

@@ -565,6 +565,30 @@ def test_exec(tools, run):
     check(not problems, "; ".join(problems))
 
 
+def test_many_names(tools, run):
+    """4000 files with 70-character names, 3 bytes written to each: frames
+    full of names alone (as they are at exit, when every name is sent
+    again), no crash, and every file's write counted exactly."""
+    n = 4000
+    sink = run.start_sink(expect_final=1)
+    run.run_ok([tools.prog("many_names_test"), str(n)], run.env("active"), 60, "many_names_test")
+    doc = sink.wait(30)
+    problems = []
+    check_final(doc, 1, problems)
+    prefix = run.path("file-with-a-long-name")
+    files = {f["path"]: f for f in doc["files"] if f["path"].startswith(prefix)}
+    if len(files) != n:
+        problems.append(f"the sink named {len(files)} of the {n} files")
+    bad = [p for p in files if counter(doc, p, "posix", "write")[:2] != (1, 3)]
+    if bad:
+        problems.append(f"{len(bad)} files not counted as one 3-byte write, e.g. {bad[0]}: "
+                        f"{counter(doc, bad[0], 'posix', 'write')}")
+    if doc["rejected"]:
+        problems.append(f"{doc['rejected']} frames rejected")
+    print(f"{len(files)} files named, {n - len(bad)} counted exactly")
+    check(not problems, "; ".join(problems))
+
+
 TESTS = {
     "errno_table": test_errno_table,
     "signals": test_signals,
@@ -580,6 +604,7 @@ TESTS = {
     "sites": test_sites,
     "aio": test_aio,
     "exec": test_exec,
+    "many_names": test_many_names,
 }
 
 
