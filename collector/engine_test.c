@@ -557,6 +557,58 @@ static void leaf_huge_duration(void **state)
 	pipeline_free(&p);
 }
 
+/* Frame seq of process 9 with two 8-byte writes (events so far: 2 per
+ * frame up to this one), FINAL when final. */
+static size_t seq_frame(uint8_t *buf, size_t cap, uint64_t seq, bool final)
+{
+	struct iop_key key = test_key(1);
+	struct iop_frame_hdr h = {.job_id = JOB, .seq = seq, .base_ns = T0, .node_id = 1, .rank = 0,
+	                          .pid = 9};
+	struct iop_stats st = {.events = 2 * (seq + 1)};
+	struct iop_frame_enc e;
+	assert_int_equal(iop_enc_begin(&e, buf, cap, &h, &st), IOP_OK);
+	for (int i = 0; i < 2; i++) {
+		struct iop_event ev = {.end_ns = T0 + 1000 * (seq * 2 + (uint64_t)i + 1), .dur_ns = 500,
+		                       .bytes = 8, .layer = IOP_LAYER_POSIX, .op = IOP_OP_WRITE,
+		                       .flags = IOP_EV_BYTES};
+		assert_int_equal(iop_enc_event(&e, &ev), IOP_OK);
+	}
+	if (final)
+		iop_enc_set_flags(&e, IOP_FRAME_FINAL);
+	size_t len;
+	assert_int_equal(iop_enc_finish(&e, &key, &len), IOP_OK);
+	return len;
+}
+
+/* The FINAL frame travels on its own socket and can overtake the last
+ * frames sent before it: those are still taken once, the process stays
+ * ended, and one seen twice is refused. (A sequence 0 after the FINAL
+ * frame is a new program image, after an exec: not tried here.) */
+static void leaf_final_overtakes(void **state)
+{
+	(void)state;
+	static uint8_t buf[4][4096];
+	size_t len[4];
+	for (uint64_t q = 0; q < 4; q++)
+		len[q] = seq_frame(buf[q], sizeof buf[q], q, q == 3);
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[0], len[0], T0), IOP_OK);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[3], len[3], T0), IOP_OK); /* FINAL first */
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[1], len[1], T0), IOP_OK);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[2], len[2], T0), IOP_OK);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[2], len[2], T0), IOP_ERR_STATE);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[1], len[1], T0), IOP_ERR_STATE);
+	pipeline_advance(&p, T0 + 5 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->mon.events, 8);
+	assert_int_equal(s->mon.produced, 8);
+	assert_int_equal(s->mon.rejected_frames, 2);
+	assert_int_equal(coll_state_ranks_live(s), 0);
+	assert_int_equal(s->ranks[0].state, COLL_RANK_ENDED);
+	pipeline_free(&p);
+}
+
 /* History tiers: old ticks fold into bins; a bin holds what its ticks did. */
 static void history_tiers(void **state)
 {
@@ -610,6 +662,7 @@ int main(void)
 		cmocka_unit_test(leaf_late_events),
 		cmocka_unit_test(leaf_gone_process),
 		cmocka_unit_test(leaf_huge_duration),
+		cmocka_unit_test(leaf_final_overtakes),
 		cmocka_unit_test(history_tiers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,23 +173,33 @@ static void proc_event(struct coll_leaf *l, const struct proc *p, uint8_t state,
  * program image: its ids and counters start afresh; a later sequence is
  * the same image going on (an exec that failed). Anything else not newer
  * than the last frame is a replay and is refused. */
-static bool accept_seq(struct coll_leaf *l, struct proc *p, const struct iop_frame_hdr *h,
-                       uint64_t now_ns)
+enum seq_verdict { SEQ_REJECT, SEQ_NEXT, SEQ_OVERTAKEN };
+
+/* SEQ_NEXT: the process's next frame. SEQ_OVERTAKEN: a frame sent before
+ * the process's FINAL one that arrived after it (the FINAL frame goes over
+ * its own socket): its content is taken, the process stays ended.
+ * SEQ_REJECT: a frame seen before, or older. */
+static enum seq_verdict accept_seq(struct coll_leaf *l, struct proc *p,
+                                   const struct iop_frame_hdr *h, uint64_t now_ns)
 {
 	if (p->seq == UINT64_MAX) {
 		proc_event(l, p, COLL_PROC_JOINED, now_ns);
-		return true;
+		return SEQ_NEXT;
 	}
 	if (!p->ended && !p->gone)
-		return h->seq > p->seq;
+		return h->seq > p->seq ? SEQ_NEXT : SEQ_REJECT;
+	if (p->ended && !p->gone && h->seq >= p->overtaken_from && h->seq < p->seq) {
+		p->overtaken_from = h->seq + 1; /* frames of one socket come in order */
+		return SEQ_OVERTAKEN;
+	}
 	if (h->seq == 0)
 		proc_restart(p);
 	else if (h->seq <= p->seq)
-		return false;
+		return SEQ_REJECT;
 	p->ended = p->gone = false;
 	p->rank = h->rank;
 	proc_event(l, p, COLL_PROC_JOINED, now_ns);
-	return true;
+	return SEQ_NEXT;
 }
 
 /* ---- events ---- */
@@ -437,8 +447,19 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	struct proc *p;
 	if ((e = proc_find(l, h, now_ns, &p)))
 		return reject(l, e, now_ns);
-	if (!accept_seq(l, p, h, now_ns))
+	uint64_t before = p->seq;
+	enum seq_verdict v = accept_seq(l, p, h, now_ns);
+	if (v == SEQ_REJECT)
 		return reject(l, IOP_ERR_STATE, now_ns);
+	if (v == SEQ_OVERTAKEN) {
+		/* its stats are older than the FINAL frame's, which count it */
+		delta_now(l, now_ns)->mon.frames++;
+		take_names(l, p, &out, now_ns);
+		take_counters(l, p, &out, now_ns);
+		for (uint32_t i = 0; i < out.frame.n_events; i++)
+			add_event(l, p, &out.events[i]);
+		return IOP_OK;
+	}
 	p->seq = h->seq;
 	p->seen_ns = now_ns;
 	p->rank = h->rank; /* a process learns its rank at MPI_Init */
@@ -450,6 +471,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 		add_event(l, p, &out.events[i]);
 	if (h->flags & IOP_FRAME_FINAL) {
 		p->ended = true;
+		p->overtaken_from = before == UINT64_MAX ? 0 : before + 1;
 		p->n_inflight = 0;
 		proc_event(l, p, COLL_PROC_ENDED, now_ns);
 	}

@@ -22,6 +22,10 @@ struct proc {
 	uint32_t node, pid, rank;
 	uint32_t image;      /* program images seen before this one (exec) */
 	uint64_t seq;        /* last accepted frame */
+	/* Once ended: frames from this sequence number up to the FINAL one's
+	 * may still come (the FINAL frame travels on its own socket and may
+	 * overtake the last frames sent before it). */
+	uint64_t overtaken_from;
 	bool ended, gone;
 	uint64_t seen_ns;    /* arrival of its last frame */
 	struct iop_stats stats;
