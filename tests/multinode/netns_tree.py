@@ -7,8 +7,18 @@ writing 4 KiB blocks with pauses. During the run the h2 leaf is killed
 (SIGKILL) and started again, and so is the root. At the end the root's
 summary must hold exactly the bytes and write calls every writer made.
 
+Part 2: `iopulse run` over a launcher script starting one writer on each
+host; part 3 (with --mpirun): `iopulse run -- mpirun` (Open MPI) or
+`mpiexec` (MPICH's hydra) across the three hosts, the launcher's remote
+daemons started by an ssh stand-in (LAUNCH_AGENT) that gives them the
+clean environment ssh would: the ranks on h2 and h3 are monitored only
+because iopulse run forwarded its variables through the launcher, and their
+leaves are started by their first rank. examples/steady's truth lines must
+equal the summary, on 3 nodes, each rank on the host the launcher chose.
+
 Needs root (ip netns, veth, a bridge); skipped (exit 77) otherwise.
 Usage: netns_tree.py --iopulse BIN --shim LIB [--asan-runtime LIBASAN]
+                     [--mpirun LAUNCHER --steady STEADY]
 """
 import argparse
 import json
@@ -147,6 +157,66 @@ def run_job(a, tmp):
           f"on each other host; totals exact, {nodes} nodes")
 
 
+# The ssh stand-in: "AGENT [-opts] HOST COMMAND..." runs COMMAND with sh in
+# HOST's namespace and host name, with the environment ssh would give it.
+LAUNCH_AGENT = """#!/bin/sh
+while [ "${1#-}" != "$1" ]; do shift; done  # ssh options (hydra passes -x)
+host=$1; shift
+case $host in
+%s
+  *) echo "agent: unknown host $host" >&2; exit 255;;
+esac
+exec env -i PATH="$PATH" HOME="$HOME" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \\
+  ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$1"' "$ns" "$*"
+"""
+
+
+def launcher_job(a, tmp):
+    """`iopulse run` in h1 over the real MPI launcher, 2 ranks on each host."""
+    h1 = list(HOSTS)[0]
+    agent = os.path.join(tmp, "agent.sh")
+    with open(agent, "w") as f:
+        f.write(LAUNCH_AGENT % "\n".join(f"  {ip % NET}) ns={ns};;" for ns, ip in HOSTS.items()))
+    os.chmod(agent, 0o755)
+    hosts = ",".join(f"{ip % NET}:2" for ip in HOSTS.values())
+    net = (HOSTS[h1] % NET).rsplit(".", 1)[0] + ".0/24"
+    if "mpich" in os.path.basename(a.mpirun) or "mpiexec" in os.path.basename(a.mpirun):
+        launch = [a.mpirun, "-launcher", "ssh", "-launcher-exec", agent, "-hosts", hosts, "-n", "6"]
+    else:
+        launch = [a.mpirun, "--oversubscribe", "--host", hosts, "-n", "6", "--mca", "plm_rsh_agent",
+                  agent, "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", net,
+                  "--mca", "oob_tcp_if_include", net]
+    data, summary = os.path.join(tmp, "mpi-data"), os.path.join(tmp, "mpi-summary.json")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               IOPULSE_SHIM=a.shim)
+    if a.asan_runtime:
+        env.update(LD_PRELOAD=a.asan_runtime, ASAN_OPTIONS="detect_leaks=0")
+    cmd = ["ip", "netns", "exec", h1, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
+           h1, a.iopulse, "run", "--headless", "--summary-json", summary, "--"] + launch + \
+        [a.steady, "-d", data, "-T", "3", "-n", "50", "-s", "65536"]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: iopulse run -- {a.mpirun} exited {p.returncode}:\n{p.stderr}")
+    truth = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"example"')]
+    s = json.load(open(summary))
+    files = {f["path"]: f for f in s["files"]}
+    bad = []
+    for t in truth:
+        for f in t["files"]:
+            g = files.get(f["path"])
+            if not g or (g["write_bytes"], g["write_ops"]) != (f["write_bytes"], f["write_ops"]):
+                bad.append(f"{f['path']}: program {f['write_bytes']} B in {f['write_ops']} "
+                           f"writes, summary {g and (g['write_bytes'], g['write_ops'])}")
+    nodes = {r["rank"]: r["node"] for r in s["ranks"]}
+    want = {r: list(HOSTS)[r // 2] for r in range(6)}
+    if len(truth) != 6 or bad or s["job"]["nodes"] != 3 or nodes != want:
+        raise SystemExit(f"FAIL: {os.path.basename(a.mpirun)} across 3 hosts: {len(truth)} truth "
+                         f"lines; nodes {s['job']['nodes']} (want 3); ranks on {nodes}, want "
+                         f"{want}\n  " + "\n  ".join(bad) + f"\n{p.stderr}")
+    print(f"PASS: iopulse run -- {os.path.basename(a.mpirun)} across 3 namespace hosts (remote "
+          f"daemons in a clean environment): 6 ranks exact, each on its host; monitor {s['monitor']}")
+
+
 def wait_for(cond, seconds, what):
     end = time.time() + seconds
     while time.time() < end:
@@ -161,6 +231,8 @@ def main():
     ap.add_argument("--iopulse", required=True)
     ap.add_argument("--shim", required=True)
     ap.add_argument("--asan-runtime", default="")
+    ap.add_argument("--mpirun", default="")
+    ap.add_argument("--steady", default="")
     a = ap.parse_args()
     if os.geteuid() != 0 or not shutil.which("ip"):
         print("SKIP: needs root and iproute2 (ip netns)")
@@ -217,6 +289,8 @@ def main():
         print("PASS: 3 namespace hosts, leaf -> (mid ->) root over tcp; a leaf and the root "
               "killed and restarted; totals exact")
         run_job(a, tmp)
+        if a.mpirun and a.steady:
+            launcher_job(a, tmp)
         shutil.rmtree(tmp)
         return 0
     finally:
