@@ -256,6 +256,7 @@ def tmux_main(run, name):
     p = argparse.ArgumentParser()
     for a in ("--iopulse", "--mpirun", "--fault", "--fpp"):
         p.add_argument(a, required=True)
+    p.add_argument("--shim", default="", help="libiopulse.so, for tests that start writers")
     args = p.parse_args()
     if not shutil.which("tmux"):
         print("FAIL: tmux is not installed (scripts/install-deps)", file=sys.stderr)

@@ -9,7 +9,8 @@
  *
  * --stall-after N --stall-s S: after N ticks applied, reads nothing for S
  * seconds (a slow viewer), then goes on. It stops when the root has gone
- * (unreachable after having been live) or after --max-s (default 120), and
+ * (its card removed, and the root unreachable or refusing after having
+ * been live) or after --max-s (default 120), and
  * prints its counters as one JSON object on stdout:
  *   {"ticks","keyframes","gaps","restarts","bad","refused","timeouts",
  *    "live_seen","last_status"}
@@ -91,8 +92,13 @@ int main(int argc, char **argv)
 			write_summary(coll_viewer_state(v), &card, out);
 		st = coll_viewer_status(v, now);
 		live_seen |= st == COLL_VIEWER_LIVE;
-		if (live_seen && st == COLL_VIEWER_UNREACHABLE)
-			break; /* the root has gone: the job is over */
+		/* The job is over: its card is gone (iopulse run removes it at
+		 * the end) and its root no longer answers (or its tcp port
+		 * already serves another job, which refuses our key). A root
+		 * merely slow to answer on a loaded machine is waited for. */
+		if (live_seen && (st == COLL_VIEWER_UNREACHABLE || st == COLL_VIEWER_REFUSED) &&
+		    access(card_path, F_OK) != 0)
+			break;
 		struct coll_viewer_stats vs;
 		coll_viewer_stats(v, &vs);
 		if (stall_after && !stalled && vs.ticks_applied >= stall_after) {
