@@ -8,6 +8,8 @@
 #include "inspect.h"
 #include "jobcard.h"
 #include "rec.h"
+#include "replay_cmd.h"
+#include "replay_view.h"
 #include "run.h"
 #include "run_view.h"
 
@@ -23,6 +25,7 @@ static const struct subcommand commands[] = {
 	{"collector", coll_cmd_collector, "run one collector of a job's tree (leaf, mid or root)"},
 	{"verify", rec_cmd_verify, "check a recording and say what it holds"},
 	{"summary", rec_cmd_summary, "print the end-of-job summary of a recording"},
+	{"replay", tui_cmd_replay, "replay a recording in the dashboard, or headless"},
 };
 
 static void usage(FILE *to)

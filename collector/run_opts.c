@@ -59,6 +59,22 @@ uint64_t coll_parse_duration_ns(const char *s)
 	return (uint64_t)(v * mul);
 }
 
+int coll_parse_format(const char *s, bool *jsonl)
+{
+	if (strcmp(s, "jsonl") && strcmp(s, "text"))
+		return -1;
+	*jsonl = !strcmp(s, "jsonl");
+	return 0;
+}
+
+int coll_parse_fail_on(const char *s, int *fail_on)
+{
+	if (strcmp(s, "warn") && strcmp(s, "crit"))
+		return -1;
+	*fail_on = !strcmp(s, "warn") ? 1 : 2;
+	return 0;
+}
+
 static void collector_usage(FILE *to)
 {
 	fprintf(to,
@@ -134,9 +150,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		switch (ch) {
 		case 'H': o->headless = true; break;
 		case O_FORMAT:
-			if (!strcmp(optarg, "jsonl"))
-				o->jsonl = true;
-			else if (strcmp(optarg, "text"))
+			if (coll_parse_format(optarg, &o->jsonl))
 				return bad("unknown format (text or jsonl)", optarg);
 			break;
 		case O_ALERTS: o->alerts_path = optarg; break;
@@ -170,11 +184,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 			break;
 		}
 		case O_FAIL:
-			if (!strcmp(optarg, "warn"))
-				o->fail_on = 1;
-			else if (!strcmp(optarg, "crit"))
-				o->fail_on = 2;
-			else
+			if (coll_parse_fail_on(optarg, &o->fail_on))
 				return bad("--fail-on takes warn or crit, not", optarg);
 			break;
 		case O_STATUS:

@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""End-to-end tests of reading recordings back: `iopulse replay --headless`,
+`iopulse export` and damaged files, on a real recording.
+
+    replay_e2e.py --iopulse IOPULSE --mpirun LAUNCHER --fault LIBIOPFAULT
+                  --fpp FPP [--only PART,...]
+
+It records a real job once: `iopulse run --headless --record R` of FPP on
+4 ranks with rank 2 slowed by the fault-injection preload (a straggler
+alert fires live), 200 ms ticks. Then, each part on that recording:
+
+  headless  `replay --headless --summary-json --alerts`: the summary's
+            totals (layers, files, ranks, monitor) and alerts equal the live
+            summary's, and the alert records equal the live alerts file;
+            --format jsonl gives meta, one sample per recorded tick, the
+            summary last; --rules with a lower imbalance threshold fires an
+            imbalance alert the live run did not have; --fail-on warn exits 3,
+            without it 0; --speed 4 takes at least a quarter of the span
+            of its ticks (and the default is faster than real time); bad input
+            exits 1 (usage) or 2 (missing file, not a recording) with a
+            message naming the problem.
+
+Standard library only, for Debian's /usr/bin/python3. Exit status: 0 pass,
+1 fail, 2 bad usage.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TIMEOUT_S = 120
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    kw.setdefault("stdin", subprocess.DEVNULL)
+    return subprocess.run(cmd, text=True, timeout=TIMEOUT_S, **kw)
+
+
+def record(args, tmp):
+    """The job, recorded; returns (recording, live summary, live alert records)."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               IOPFAULT_RANK="2", IOPFAULT_DELAY_US="1000")
+    rec = os.path.join(tmp, "job.iop")
+    live_sum = os.path.join(tmp, "live.json")
+    live_alerts = os.path.join(tmp, "live_alerts.jsonl")
+    data = os.path.join(tmp, "data")
+    os.mkdir(data)
+    launcher = [args.mpirun, "-n", "4"]
+    if "mpich" not in os.path.basename(args.mpirun):
+        launcher.insert(1, "--oversubscribe")
+    cmd = [args.iopulse, "run", "--headless", "--tick", "200", "--record", rec,
+           "--summary-json", live_sum, "--alerts", live_alerts,
+           "--also-preload", args.fault, "--"] + launcher + [args.fpp, "-n", "2000", "-s",
+                                                            "4096", "-d", data]
+    p = run(cmd, env=env)
+    if p.returncode != 0:
+        fail("the recorded job exited %d: %s" % (p.returncode, p.stderr[-2000:]))
+    with open(live_sum) as f:
+        summary = json.load(f)
+    with open(live_alerts) as f:
+        alerts = [json.loads(l) for l in f if l.strip()]
+    if not any(a["kind"] == "straggler" for a in summary["alerts"]):
+        fail("no straggler alert in the live run: %s" % summary["alerts"])
+    return rec, summary, alerts
+
+
+TOTALS = ("layers", "files", "ranks", "monitor")
+
+
+def replay(args, rec, *opts):
+    return run([args.iopulse, "replay", rec, *opts])
+
+
+def part_headless(args, tmp, rec, live, live_alerts):
+    out_sum = os.path.join(tmp, "replay.json")
+    out_alerts = os.path.join(tmp, "replay_alerts.jsonl")
+    p = replay(args, rec, "--headless", "--summary-json", out_sum, "--alerts", out_alerts)
+    if p.returncode != 0:
+        fail("replay --headless exited %d: %s" % (p.returncode, p.stderr))
+    if "alerts:" not in p.stderr:
+        fail("no summary table on stderr: %s" % p.stderr)
+    with open(out_sum) as f:
+        rs = json.load(f)
+    for key in TOTALS + ("alerts",):
+        if rs[key] != live[key]:
+            fail("replayed summary's %s differ from the live one:\n%s\n%s"
+                 % (key, json.dumps(rs[key])[:1500], json.dumps(live[key])[:1500]))
+    if rs["job"]["id"] != live["job"]["id"] or rs["job"]["command"] != live["job"]["command"]:
+        fail("job differs: %s vs %s" % (rs["job"], live["job"]))
+    with open(out_alerts) as f:
+        ra = [json.loads(l) for l in f if l.strip()]
+    if ra != live_alerts:
+        fail("replayed alert records differ from the live ones:\n%s\n%s" % (ra, live_alerts))
+    print("headless: totals, %d alerts and %d alert records equal the live run's"
+          % (len(rs["alerts"]), len(ra)))
+
+    # --format jsonl: meta, a sample per recorded tick, the summary last
+    p = replay(args, rec, "--format", "jsonl")
+    recs = [json.loads(l) for l in p.stdout.splitlines()]
+    if p.returncode != 0 or not recs or recs[0]["type"] != "meta" or recs[-1]["type"] != "summary":
+        fail("jsonl: want meta first and summary last, rc %d: %s" % (p.returncode, p.stdout[:500]))
+    if any(r.get("v") != 1 for r in recs):
+        fail("jsonl: a record without v 1")
+    samples = [r for r in recs if r["type"] == "sample"]
+    v = run([args.iopulse, "verify", rec])
+    deltas = int(v.stdout.split("DELTA ")[1].split()[0])
+    if len(samples) != deltas:
+        fail("jsonl: %d samples for %d recorded ticks" % (len(samples), deltas))
+    if {k: recs[-1][k] for k in TOTALS} != {k: live[k] for k in TOTALS}:
+        fail("jsonl: the last record's totals differ from the live summary")
+    print("jsonl: meta, %d samples (one per DELTA), summary" % len(samples))
+
+    # --rules: lower thresholds fire an alert the live run did not have
+    rules = os.path.join(tmp, "rules.json")
+    with open(rules, "w") as f:
+        json.dump({"imbalance": {"min_bytes": 1, "warn": 1.2, "crit": None,
+                                 "min_duration_s": 0.2}}, f)
+    if any(a["kind"] == "imbalance" for a in live["alerts"]):
+        fail("the live run already had imbalance; the --rules check needs a run without")
+    low_sum = os.path.join(tmp, "low.json")
+    p = replay(args, rec, "--rules", rules, "--summary-json", low_sum)
+    with open(low_sum) as f:
+        low = json.load(f)
+    kinds = sorted({a["kind"] for a in low["alerts"]})
+    if p.returncode != 0 or "imbalance" not in kinds or "straggler" not in kinds:
+        fail("--rules: want imbalance besides straggler, got %s (rc %d)" % (kinds, p.returncode))
+    if "WARN imbalance" not in p.stderr:
+        fail("--rules: no human imbalance line on stderr: %s" % p.stderr)
+    print("rules: a lower imbalance threshold gives %s" % kinds)
+
+    # --fail-on
+    p = replay(args, rec, "--fail-on", "warn")
+    if p.returncode != 3:
+        fail("--fail-on warn: exit %d, want 3" % p.returncode)
+    p = replay(args, rec, "--fail-on", "crit", "--rules", rules)
+    want = 3 if any(a["severity"] == "crit" for a in low["alerts"]) else 0
+    if p.returncode != want:
+        fail("--fail-on crit: exit %d, want %d" % (p.returncode, want))
+    print("fail-on: warn exits 3, crit exits %d" % want)
+
+    # --speed: paced against the recording's span
+    span = samples[-1]["t"] - samples[0]["t"]
+    t = time.monotonic()
+    p = replay(args, rec, "--headless", "--speed", "4")
+    slow = time.monotonic() - t
+    t = time.monotonic()
+    replay(args, rec, "--headless")
+    fast = time.monotonic() - t
+    if p.returncode != 0 or slow < 0.9 * span / 4:
+        fail("--speed 4 took %.2f s for a %.2f s recording" % (slow, span))
+    print("speed: %.2f s span replayed in %.2f s at 4x, %.2f s as fast as possible"
+          % (span, slow, fast))
+
+    # bad input
+    text = os.path.join(tmp, "notes.txt")
+    with open(text, "w") as f:
+        f.write("not a recording\n" * 10)
+    for opts, rc, words in [([os.path.join(tmp, "missing.iop")], 2, "No such file"),
+                            ([text], 2, "not an iopulse recording"),
+                            ([rec, "--speed", "0"], 1, "--speed"),
+                            ([rec, "--format", "xml"], 1, "unknown format"),
+                            ([rec, "--rules", os.path.join(tmp, "none.json")], 1, "none.json"),
+                            ([], 1, "which recording")]:
+        p = run([args.iopulse, "replay", *opts])
+        if p.returncode != rc or words not in p.stderr:
+            fail("replay %s: exit %d (want %d), stderr %r (want %r)"
+                 % (opts, p.returncode, rc, p.stderr, words))
+    print("bad input: exit codes and messages as documented")
+
+
+PARTS = {"headless": part_headless}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iopulse", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--fault", required=True)
+    ap.add_argument("--fpp", required=True)
+    ap.add_argument("--only", default=",".join(PARTS))
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="iop-replay-")
+    try:
+        rec, live, live_alerts = record(args, tmp)
+        for name in args.only.split(","):
+            PARTS[name](args, tmp, rec, live, live_alerts)
+    finally:
+        if not os.environ.get("KEEP_TMP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
