@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd_collector.h"
+#include "export.h"
 #include "frame.h"
 #include "inspect.h"
 #include "jobcard.h"
@@ -26,6 +27,7 @@ static const struct subcommand commands[] = {
 	{"verify", rec_cmd_verify, "check a recording and say what it holds"},
 	{"summary", rec_cmd_summary, "print the end-of-job summary of a recording"},
 	{"replay", tui_cmd_replay, "replay a recording in the dashboard, or headless"},
+	{"export", rec_cmd_export, "write a recording's ticks as CSV or JSON lines"},
 };
 
 static void usage(FILE *to)

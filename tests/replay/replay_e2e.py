@@ -20,10 +20,16 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             exits 1 (usage) or 2 (missing file, not a recording) with a
             message naming the problem.
 
+  export    `export --format csv` (parsed with the csv module) and `--format
+            jsonl` (json module) give the same rows; summed over the ticks,
+            the layer, file and rank rows equal `iopulse summary --json`'s
+            totals (the job drops no events); bad input exits 1 or 2.
+
 Standard library only, for Debian's /usr/bin/python3. Exit status: 0 pass,
 1 fail, 2 bad usage.
 """
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -179,7 +185,80 @@ def part_headless(args, tmp, rec, live, live_alerts):
     print("bad input: exit codes and messages as documented")
 
 
-PARTS = {"headless": part_headless}
+def export_sums(rows):
+    """Per layer, per (path, layer) and per rank, the summary's keys summed."""
+    layers, files, ranks = {}, {}, {}
+    for r in rows:
+        key = {"read": "read", "write": "write"}.get(r["class"])
+        if r["kind"] == "layer":
+            l = layers.setdefault(r["layer"], dict.fromkeys(
+                ("read_bytes", "write_bytes", "read_ops", "write_ops", "meta_ops"), 0))
+            if key:
+                l[key + "_bytes"] += int(r["bytes"])
+                l[key + "_ops"] += int(r["ops"])
+            else:
+                l["meta_ops"] += int(r["ops"])
+        elif r["kind"] == "file" and key:
+            f = files.setdefault((r["file"], r["layer"]), {"read_bytes": 0, "write_bytes": 0})
+            f[key + "_bytes"] += int(r["bytes"])
+        elif r["kind"] == "rank" and key and r["layer"] in ("posix", "stdio"):
+            rk = ranks.setdefault(int(r["rank"]), {"read_bytes": 0, "write_bytes": 0})
+            rk[key + "_bytes"] += int(r["bytes"])
+    return layers, files, ranks
+
+
+def part_export(args, tmp, rec, live, live_alerts):
+    s = run([args.iopulse, "summary", rec, "--json"])
+    summary = json.loads(s.stdout)
+    if summary["monitor"]["dropped"]:
+        fail("events were dropped: tick rows cannot add up to the totals")
+    out_csv = os.path.join(tmp, "ticks.csv")
+    p = run([args.iopulse, "export", rec, "--format", "csv", "-o", out_csv])
+    if p.returncode != 0:
+        fail("export csv exited %d: %s" % (p.returncode, p.stderr))
+    with open(out_csv, newline="") as f:
+        rows_csv = list(csv.DictReader(f))
+    p = run([args.iopulse, "export", rec, "--format", "jsonl"])
+    rows_json = [json.loads(l) for l in p.stdout.splitlines()]
+    if p.returncode != 0 or len(rows_json) != len(rows_csv) or not rows_csv:
+        fail("export: %d csv rows, %d jsonl rows (rc %d)" % (len(rows_csv), len(rows_json),
+                                                           p.returncode))
+    if any(r["v"] != 1 or r["type"] != "tick_row" for r in rows_json):
+        fail("export jsonl: a row without v 1 / type tick_row")
+    for name, rows in (("csv", rows_csv), ("jsonl", rows_json)):
+        layers, files, ranks = export_sums(rows)
+        for layer, want in summary["layers"].items():
+            got = layers.get(layer, {})
+            for k, v in got.items():
+                if want[k] != v:
+                    fail("export %s: layer %s %s sums to %d, summary %d" % (name, layer, k, v,
+                                                                             want[k]))
+        for f in summary["files"]:
+            got = files.get((f["path"], f["layer"]), {"read_bytes": 0, "write_bytes": 0})
+            if got != {"read_bytes": f["read_bytes"], "write_bytes": f["write_bytes"]}:
+                fail("export %s: file %s %s sums to %s, summary %s" % (name, f["path"],
+                                                                      f["layer"], got, f))
+        for r in summary["ranks"]:
+            want = {"read_bytes": r["read_bytes"], "write_bytes": r["write_bytes"]}
+            if ranks.get(r["rank"]) != want:
+                fail("export %s: rank %d sums to %s, summary %s" % (name, r["rank"],
+                                                                   ranks.get(r["rank"]), want))
+    ticks = len({r["tick"] for r in rows_csv})
+    print("export: %d rows over %d ticks, csv and jsonl; layer, file and rank sums equal "
+          "the summary (%d bytes written in posix)"
+          % (len(rows_csv), ticks, summary["layers"]["posix"]["write_bytes"]))
+    for opts, rc, words in [([rec], 1, "--format is required"),
+                            ([rec, "--format", "xml"], 1, "unknown format"),
+                            ([os.path.join(tmp, "missing.iop"), "--format", "csv"], 2,
+                             "No such file"),
+                            ([rec, "--format", "csv", "-o", "/nonexistent/x.csv"], 2,
+                             "cannot write")]:
+        p = run([args.iopulse, "export", *opts])
+        if p.returncode != rc or words not in p.stderr:
+            fail("export %s: exit %d (want %d), stderr %r" % (opts, p.returncode, rc, p.stderr))
+
+
+PARTS = {"headless": part_headless, "export": part_export}
 
 
 def main():

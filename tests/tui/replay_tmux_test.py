@@ -18,20 +18,18 @@ Checks, each by polling the screen with a bounded timeout:
   saves that tick; a truncated copy replays and says TRUNCATED at; q exits 0.
 Standard library only. Exit status: 0 pass, 1 fail.
 """
-import argparse
 import glob
 import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tmux_test import Fail, Pane, row_of, shown_time  # noqa: E402
+from tmux_test import Fail, drive, row_of, shown_time  # noqa: E402
 
 
 def record(args, tmp):
@@ -173,26 +171,7 @@ def run(args, tmp, pane):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    for a in ("--iopulse", "--mpirun", "--fault", "--fpp"):
-        p.add_argument(a, required=True)
-    args = p.parse_args()
-    if not shutil.which("tmux"):
-        print("FAIL: tmux is not installed (scripts/install-deps)", file=sys.stderr)
-        return 1
-    tmp = tempfile.mkdtemp(prefix="iop-tui-replay-")
-    pane = Pane("iop-tui-replay-%d" % os.getpid())
-    try:
-        run(args, tmp, pane)
-    except Fail as e:
-        print("FAIL: %s" % e, file=sys.stderr)
-        return 1
-    finally:
-        pane.tmux("kill-server", check=False)
-        if not os.environ.get("KEEP_TMP"):
-            shutil.rmtree(tmp, ignore_errors=True)
-    print("replay_tmux_test: pass")
-    return 0
+    return drive(run, "replay_tmux_test")
 
 
 if __name__ == "__main__":

@@ -250,7 +250,9 @@ def run(args, tmp, pane):
         raise Fail("the recording does not verify clean (%d): %s" % (v.returncode, v.stdout))
 
 
-def main():
+def drive(run_fn, name):
+    """Parses the common options, runs run_fn(args, tmp, pane) on a fresh
+    tmux server; 0 pass, 1 fail (also used by replay_tmux_test.py)."""
     p = argparse.ArgumentParser()
     for a in ("--iopulse", "--mpirun", "--fault", "--fpp"):
         p.add_argument(a, required=True)
@@ -258,18 +260,23 @@ def main():
     if not shutil.which("tmux"):
         print("FAIL: tmux is not installed (scripts/install-deps)", file=sys.stderr)
         return 1
-    tmp = tempfile.mkdtemp(prefix="iop-tui-")
-    pane = Pane("iop-tui-%d" % os.getpid())
+    tmp = tempfile.mkdtemp(prefix="iop-%s-" % name)
+    pane = Pane("iop-%s-%d" % (name, os.getpid()))
     try:
-        run(args, tmp, pane)
+        run_fn(args, tmp, pane)
     except Fail as e:
         print("FAIL: %s" % e, file=sys.stderr)
         return 1
     finally:
         pane.tmux("kill-server", check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("tmux_test: pass")
+        if not os.environ.get("KEEP_TMP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%s: pass" % name)
     return 0
+
+
+def main():
+    return drive(run, "tmux_test")
 
 
 if __name__ == "__main__":
