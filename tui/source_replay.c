@@ -41,7 +41,7 @@ struct replay {
 	struct coll_alert_record *alerts;
 	size_t n_alerts, cap_alerts;
 	uint64_t alert_off; /* the last ALERT frame taken in */
-	uint64_t bad_deltas;
+	uint64_t bad_deltas, damage_said;
 	char err[512];
 	bool err_new;
 	struct tui_job job;
@@ -156,13 +156,11 @@ static void fetch(struct replay *p)
 	if (e == IOP_ERR_NOT_FOUND && p->follow) {
 		bool grew = false;
 		if (rec_refresh(p->o.r, &grew) == IOP_OK && grew) {
-			uint64_t pos_alerts = p->alert_off;
 			e = rec_next_delta(p->o.r, &p->pending, NULL, &p->bad_deltas);
 			/* rec_refresh dropped the index: finding the new alerts
-			 * rescans, so only now and then */
-			if (e == IOP_OK && (p->pending.tick.t % 10 == 0))
+			 * rescans the file, so only every 10th tick */
+			if (e == IOP_OK && p->pending.tick.t % 10 == 0)
 				load_alerts(p);
-			(void)pos_alerts;
 		}
 	}
 	p->have_pending = e == IOP_OK;
@@ -170,6 +168,14 @@ static void fetch(struct replay *p)
 		p->last_t = p->pending.tick.t;
 	if (e != IOP_OK && e != IOP_ERR_NOT_FOUND)
 		set_error(p, "reading the recording stopped: %s", iop_strerror(e));
+	struct rec_info info; /* damage met on the way: said once per new region (not
+	                         when following: rec_info would rescan the file) */
+	if (!p->follow && rec_info(p->o.r, &info) == IOP_OK && info.corrupt + p->bad_deltas > p->damage_said) {
+		char n[32];
+		p->damage_said = info.corrupt + p->bad_deltas;
+		snprintf(n, sizeof n, "%" PRIu64, p->damage_said);
+		set_error(p, "CORRUPT: %s damaged frames skipped so far", n);
+	}
 }
 
 static void apply_pending(struct replay *p)

@@ -24,6 +24,13 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             jsonl` (json module) give the same rows; summed over the ticks,
             the layer, file and rank rows equal `iopulse summary --json`'s
             totals (the job drops no events); bad input exits 1 or 2.
+  damage    copies of the recording cut at many points replay exactly the
+            ticks whose frames are whole (counted by walking the frames
+            here) and say TRUNCATED at; a flipped DELTA payload or frame
+            header is skipped, counted and reported (CORRUPT) and the other
+            ticks read; 40 random flips and cuts never crash replay or
+            export; a header saying format version 2 is refused (exit 2,
+            "newer than this reader").
 
 Standard library only, for Debian's /usr/bin/python3. Exit status: 0 pass,
 1 fail, 2 bad usage.
@@ -32,7 +39,9 @@ import argparse
 import csv
 import json
 import os
+import random
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -258,7 +267,103 @@ def part_export(args, tmp, rec, live, live_alerts):
             fail("export %s: exit %d (want %d), stderr %r" % (opts, p.returncode, rc, p.stderr))
 
 
-PARTS = {"headless": part_headless, "export": part_export}
+HDR = struct.Struct("<4sBBHIIQQQI")  # docs/recording.md, "Frame"
+SYNC = bytes([0xA9, 0xF0, 0xE7, 0x5C])
+
+
+def frames(data):
+    """(offset, length, type) of each frame, read independently of iopulse."""
+    out, off = [], 64
+    while off + HDR.size <= len(data):
+        sync, ftype, _, _, stored, _, _, _, _, _ = HDR.unpack_from(data, off)
+        if sync != SYNC:
+            break
+        out.append((off, HDR.size + stored, ftype))
+        off += HDR.size + stored
+    return out
+
+
+def replay_copy(args, path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+    p = replay(args, path, "--format", "jsonl")
+    if p.returncode < 0 or p.returncode >= 128 or "AddressSanitizer" in p.stderr:
+        fail("replay of %s crashed (%d): %s" % (path, p.returncode, p.stderr[-2000:]))
+    recs = [json.loads(l) for l in p.stdout.splitlines()]
+    return p, recs, sum(1 for r in recs if r["type"] == "sample")
+
+
+def part_damage(args, tmp, rec, live, live_alerts):
+    with open(rec, "rb") as f:
+        data = f.read()
+    fr = frames(data)
+    deltas = [x for x in fr if x[2] == 3]
+    if fr[-1][2] != 7 or len(deltas) < 10:
+        fail("unexpected recording layout: %d frames, last type %d" % (len(fr), fr[-1][2]))
+    path = os.path.join(tmp, "damaged.iop")
+
+    # cut anywhere: the ticks whose frames are whole are replayed, TRUNCATED said
+    cuts = sorted({deltas[i][0] + d for i in range(2, len(deltas), max(1, len(deltas) // 6))
+                   for d in (0, 10, 50)})
+    for cut in cuts:
+        p, recs, samples = replay_copy(args, path, data[:cut])
+        whole = sum(1 for (o, n, t) in deltas if o + n <= cut)
+        if p.returncode != 0 or samples != whole or "TRUNCATED at " not in p.stderr:
+            fail("cut at %d: exit %d, %d samples (want %d): %s"
+                 % (cut, p.returncode, samples, whole, p.stderr))
+        if recs[-1]["type"] != "summary" or recs[-1]["layers"].get("posix", {}).get(
+                "write_bytes", 0) > live["layers"]["posix"]["write_bytes"]:
+            fail("cut at %d: no summary, or more bytes than the whole job" % cut)
+    print("cut: %d truncations replay their whole ticks and say TRUNCATED at" % len(cuts))
+
+    # one DELTA's payload flipped: skipped, counted, reported; the rest read
+    mid = deltas[len(deltas) // 2]
+    bad = bytearray(data)
+    bad[mid[0] + HDR.size + mid[1] // 3 - 10] ^= 0x40
+    p, recs, samples = replay_copy(args, path, bytes(bad))
+    if p.returncode != 0 or samples != len(deltas) - 1 or "CORRUPT: 1 damaged region" not in \
+            p.stderr or "payload checksum" not in p.stderr:
+        fail("payload flip: exit %d, %d samples of %d: %s" % (p.returncode, samples, len(deltas),
+                                                             p.stderr))
+    v = run([args.iopulse, "verify", path])
+    if v.returncode != 2 or "CORRUPT" not in v.stdout:
+        fail("verify of the flipped copy: exit %d: %s" % (v.returncode, v.stdout))
+    # a frame header flipped: resynchronised on the next frame
+    bad = bytearray(data)
+    bad[mid[0] + 13] ^= 0x01
+    p, recs, samples = replay_copy(args, path, bytes(bad))
+    if p.returncode != 0 or samples != len(deltas) - 1 or "CORRUPT" not in p.stderr:
+        fail("header flip: exit %d, %d samples of %d: %s" % (p.returncode, samples, len(deltas),
+                                                            p.stderr))
+    print("flip: a corrupt DELTA (payload or header) is skipped and reported, %d ticks read"
+          % samples)
+
+    # random flips and cuts: never a crash, never more ticks than there are
+    rnd = random.Random(6)
+    for i in range(40):
+        bad = bytearray(data[:rnd.randrange(64, len(data) + 1)] if i % 2 else data)
+        for _ in range(rnd.randrange(1, 6)):
+            j = rnd.randrange(len(bad))
+            bad[j] ^= 1 << rnd.randrange(8)
+        p, recs, samples = replay_copy(args, path, bytes(bad))
+        if p.returncode not in (0, 2) or samples > len(deltas):
+            fail("random damage %d: exit %d, %d samples: %s" % (i, p.returncode, samples,
+                                                               p.stderr[-1000:]))
+        e = run([args.iopulse, "export", path, "--format", "csv"])
+        if e.returncode not in (0, 2):
+            fail("export of random damage %d: exit %d" % (i, e.returncode))
+    print("random: 40 damaged copies replayed and exported without a crash")
+
+    # a newer format version: a clear error, exit 2
+    newer = bytearray(data)
+    newer[8:10] = struct.pack("<H", 2)
+    p, _, _ = replay_copy(args, path, bytes(newer))
+    if p.returncode != 2 or "newer than this reader" not in p.stderr:
+        fail("version 2: exit %d: %s" % (p.returncode, p.stderr))
+    print("version: %s" % p.stderr.strip())
+
+
+PARTS = {"headless": part_headless, "export": part_export, "damage": part_damage}
 
 
 def main():
