@@ -31,6 +31,11 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             ticks read; 40 random flips and cuts never crash replay or
             export; a header saying format version 2 is refused (exit 2,
             "newer than this reader").
+  follow    `replay --follow --format jsonl` started with the recording of a
+            running job keeps up with it (most ticks come out before the job
+            ends), ends when the recording is closed, and its summary equals
+            the live one; a job killed with SIGKILL while recording replays
+            to its last tick (TRUNCATED at, bytes written so far).
 
 Standard library only, for Debian's /usr/bin/python3. Exit status: 0 pass,
 1 fail, 2 bad usage.
@@ -41,10 +46,12 @@ import json
 import os
 import random
 import shutil
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TIMEOUT_S = 120
@@ -363,7 +370,90 @@ def part_damage(args, tmp, rec, live, live_alerts):
     print("version: %s" % p.stderr.strip())
 
 
-PARTS = {"headless": part_headless, "export": part_export, "damage": part_damage}
+def start_job(args, tmp, name, extra):
+    """`iopulse run --record` of a slow job in the background (its own session)."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               IOPFAULT_RANK="1", IOPFAULT_DELAY_US="1000")
+    rec = os.path.join(tmp, name + ".iop")
+    data = os.path.join(tmp, name)
+    os.mkdir(data)
+    launcher = [args.mpirun, "-n", "2"]
+    if "mpich" not in os.path.basename(args.mpirun):
+        launcher.insert(1, "--oversubscribe")
+    cmd = [args.iopulse, "run", "--headless", "--tick", "200", "--record", rec,
+           "--also-preload", args.fault] + extra + ["--"] + launcher + \
+        [args.fpp, "-n", "4000", "-s", "4096", "-d", data]
+    job = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           stdin=subprocess.DEVNULL, start_new_session=True, text=True)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(rec) or os.path.getsize(rec) < 64:
+        if time.monotonic() > deadline or job.poll() is not None:
+            fail("the recording %s did not start" % rec)
+        time.sleep(0.05)
+    return job, rec
+
+
+def part_follow(args, tmp, rec, live, live_alerts):
+    live_sum = os.path.join(tmp, "follow_live.json")
+    job, rec = start_job(args, tmp, "follow", ["--summary-json", live_sum])
+    rep_sum = os.path.join(tmp, "follow_replay.json")
+    rep = subprocess.Popen([args.iopulse, "replay", rec, "--follow", "--format", "jsonl",
+                            "--summary-json", rep_sum], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    lines = []
+
+    def read():
+        for line in rep.stdout:
+            lines.append((time.monotonic(), line))
+    reader = threading.Thread(target=read)
+    reader.start()
+    job.wait(timeout=TIMEOUT_S)
+    job_end = time.monotonic()
+    if job.returncode != 0:
+        fail("the followed job exited %d: %s" % (job.returncode, job.stderr.read()[-2000:]))
+    try:
+        rep.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        rep.kill()
+        fail("replay --follow did not end after the recording was closed")
+    reader.join()
+    err = rep.stderr.read()
+    if rep.returncode != 0:
+        fail("replay --follow exited %d: %s" % (rep.returncode, err))
+    samples = [(t, json.loads(l)) for t, l in lines if '"sample"' in l]
+    with open(live_sum) as f:
+        want = json.load(f)
+    with open(rep_sum) as f:
+        got = json.load(f)
+    for key in TOTALS + ("alerts",):
+        if got[key] != want[key]:
+            fail("follow: the summary's %s differ from the live run's" % key)
+    with open(rec, "rb") as f:
+        deltas = sum(1 for x in frames(f.read()) if x[2] == 3)
+    if len(samples) != deltas:
+        fail("follow: %d samples for %d recorded ticks" % (len(samples), deltas))
+    during = sum(1 for t, _ in samples if t < job_end)
+    if during < len(samples) // 2:
+        fail("follow: only %d of %d ticks came out while the job ran" % (during, len(samples)))
+    print("follow: %d of %d ticks replayed while the job ran; the summary equals the live one"
+          % (during, len(samples)))
+
+    # kill -9 of the whole job while recording, then replay
+    job, rec = start_job(args, tmp, "killed", [])
+    time.sleep(2.5)
+    os.killpg(job.pid, signal.SIGKILL)
+    job.wait()
+    p = replay(args, rec, "--headless", "--summary-json", os.path.join(tmp, "killed.json"))
+    with open(os.path.join(tmp, "killed.json")) as f:
+        killed = json.load(f)
+    written = killed["layers"].get("posix", {}).get("write_bytes", 0)
+    if p.returncode != 0 or "TRUNCATED at " not in p.stderr or not written:
+        fail("kill -9: replay exit %d, %d bytes written: %s" % (p.returncode, written, p.stderr))
+    print("kill -9: replayed to the last tick written (%d bytes written by then)" % written)
+
+
+PARTS = {"headless": part_headless, "export": part_export, "damage": part_damage,
+         "follow": part_follow}
 
 
 def main():
