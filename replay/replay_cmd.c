@@ -155,7 +155,7 @@ void rec_report_damage(const char *cmd, const char *path, struct rec_reader *r,
 		char t[32];
 		coll_iso_time(info.last_ns, t, sizeof t);
 		fprintf(stderr, "iopulse %s: %s: TRUNCATED at %s: no clean close (the writer was "
-		                "killed or the disk filled); replayed to its last good frame\n",
+		                "killed or the disk filled); read up to its last good frame\n",
 		        cmd, path, t);
 	}
 }

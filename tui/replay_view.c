@@ -27,10 +27,12 @@ static int run_dashboard(const struct rec_replay_opts *o, char *why, size_t len)
 	tui_dash_redraw(d);
 	int rc = tui_dash_run(d);
 	tui_dash_close(d);
+	char last[512] = ""; /* said again once the terminal is back: TRUNCATED at ... */
 	const char *e = src.ops->error(src.self);
+	snprintf(last, sizeof last, "%s", e ? e : "");
 	src.ops->close(src.self);
-	if (e && *e)
-		fprintf(stderr, "iopulse replay: %s\n", e);
+	if (last[0])
+		fprintf(stderr, "iopulse replay: %s: %s\n", o->path, last);
 	return rc;
 }
 
