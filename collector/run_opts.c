@@ -23,6 +23,9 @@ static void usage(FILE *to)
 	        "  --alerts FILE         append alerts as JSON lines to FILE\n"
 	        "  --summary-json FILE   write the end-of-job summary as JSON to FILE\n"
 	        "  --record FILE         record the session to FILE (.iop)\n"
+	        "  --record-events       with --record: keep every event too (EVENTS frames), for\n"
+	        "                        'iopulse export --format chrome'; the file grows with\n"
+	        "                        the calls (tens of bytes each)\n"
 	        "  --tick MS             tick length in milliseconds, 100 to 60000 (default 1000)\n"
 	        "  --rules FILE          alert thresholds (JSON, see docs/alerts.md)\n"
 	        "  --fail-on warn|crit   exit 3 when such an alert fired and COMMAND succeeded\n"
@@ -130,11 +133,12 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 {
 	memset(o, 0, sizeof(*o));
 	o->tick_ns = 1000000000ull;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_EVENTS };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
 		{"record", required_argument, NULL, O_RECORD}, {"tick", required_argument, NULL, O_TICK},
+		{"record-events", no_argument, NULL, O_EVENTS},
 		{"rules", required_argument, NULL, O_RULES},   {"fail-on", required_argument, NULL, O_FAIL},
 		{"status-every", required_argument, NULL, O_STATUS},
 		{"also-preload", required_argument, NULL, O_PRELOAD},
@@ -156,6 +160,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		case O_ALERTS: o->alerts_path = optarg; break;
 		case O_SUMMARY: o->summary_path = optarg; break;
 		case O_RECORD: o->record_path = optarg; break;
+		case O_EVENTS: o->record_events = true; break;
 		case O_RULES: o->rules_path = optarg; break;
 		case O_PRELOAD: o->also_preload = optarg; break;
 		case O_LISTEN:
@@ -216,6 +221,10 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 	}
 	if (o->role != ROLE_NONE || o->parent || o->dir || o->card || o->exit_idle_ns || o->n_listens > 1)
 		return bad("an option of iopulse collector, not of iopulse run:", argv[optind - 1]);
+	if (o->record_events && !o->record_path) {
+		fprintf(stderr, "iopulse run: --record-events needs --record FILE\n");
+		return 1;
+	}
 	if (optind >= argc) {
 		fprintf(stderr, "iopulse run: no command to run; usage: iopulse run [OPTIONS] -- COMMAND...\n");
 		return 1;

@@ -7,6 +7,7 @@
 
 struct run_opts {
 	bool headless, jsonl;
+	bool record_events; /* --record-events: the raw event batches too */
 	const char *alerts_path, *summary_path, *record_path, *rules_path, *also_preload;
 	const char *listen; /* where other nodes' collectors reach the root (tcp://...) */
 	uint64_t tick_ns, status_every_ns;

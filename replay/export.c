@@ -1,4 +1,4 @@
-/* `iopulse export FILE --format csv|jsonl [-o OUT]`: a recording's ticks
+/* `iopulse export FILE --format csv|jsonl|chrome [-o OUT]`: a recording's ticks
  * as rows a spreadsheet, pandas or jq reads, one per (tick, row key) with
  * calls: the tick's end time, the row's kind (rank, file, layer, site),
  * rank, file path (or call site), layer, op class and the tick's ops,
@@ -21,7 +21,7 @@
 #include "rec_open.h"
 #include "replay_cmd.h"
 
-enum format { FMT_NONE, FMT_CSV, FMT_JSONL };
+enum format { FMT_NONE, FMT_CSV, FMT_JSONL, FMT_CHROME };
 
 static const char *const kind_names[] = {[COLL_ROW_RANK] = "rank", [COLL_ROW_FILE] = "file",
                                          [COLL_ROW_LAYER] = "layer", [COLL_ROW_SITE] = "site"};
@@ -29,15 +29,19 @@ static const char *const kind_names[] = {[COLL_ROW_RANK] = "rank", [COLL_ROW_FIL
 static void usage(FILE *to)
 {
 	fprintf(to,
-	        "usage: iopulse export FILE --format csv|jsonl [-o OUT]\n"
+	        "usage: iopulse export FILE --format csv|jsonl|chrome [-o OUT]\n"
 	        "Writes a recording's ticks as rows, one per tick and row (rank, file, layer,\n"
 	        "call site) with calls: t_s (the tick's end, seconds since the epoch), tick,\n"
 	        "kind, rank, file (path, or call site), layer, class (read, write, meta),\n"
 	        "ops, bytes, errors, time_s, excl_s (docs/replay.md).\n"
 	        "\n"
-	        "  --format csv|jsonl    csv: a header line, then comma-separated rows (RFC\n"
+	        "  --format csv|jsonl|chrome\n"
+	        "                        csv: a header line, then comma-separated rows (RFC\n"
 	        "                        4180 quoting); jsonl: one JSON object per row, with\n"
-	        "                        \"v\":1 and \"type\":\"tick_row\"\n"
+	        "                        \"v\":1 and \"type\":\"tick_row\"; chrome: the raw events\n"
+	        "                        (recorded with iopulse run --record-events) as a Chrome\n"
+	        "                        trace for ui.perfetto.dev or chrome://tracing: a track\n"
+	        "                        per rank, calls as slices, sub-calls nested\n"
 	        "  -o, --output OUT      write to OUT (default: standard output)\n"
 	        "  -h, --help            this text\n"
 	        "\n"
@@ -133,6 +137,34 @@ static void put_tick(FILE *f, enum format fmt, const struct coll_delta *d,
 	}
 }
 
+/* The tick rows of every DELTA frame; 0 or 2. */
+static int export_rows(struct rec_opened *o, const char *path, enum format fmt, FILE *f,
+                       uint64_t *bad)
+{
+	if (fmt == FMT_CSV)
+		fputs("t_s,tick,kind,rank,file,layer,class,ops,bytes,errors,time_s,excl_s\n", f);
+	struct coll_names names;
+	coll_names_init(&names, 1u << 20, (size_t)256 << 20);
+	struct coll_delta d;
+	coll_delta_init(&d, 0, o->tick_ns);
+	enum iop_err e;
+	while ((e = rec_next_delta(o->r, &d, NULL, bad)) == IOP_OK) {
+		for (uint32_t i = 0; i < d.n_names; i++) {
+			bool added;
+			(void)coll_names_add(&names, d.names[i].hash, d.names[i].kind, d.names[i].text,
+			                     d.names[i].len, &added);
+		}
+		put_tick(f, fmt, &d, &names);
+	}
+	coll_delta_free(&d);
+	coll_names_free(&names);
+	if (e != IOP_ERR_NOT_FOUND) {
+		fprintf(stderr, "iopulse export: %s: reading stopped: %s\n", path, iop_strerror(e));
+		return 2;
+	}
+	return 0;
+}
+
 static int export(const char *path, enum format fmt, const char *out_path)
 {
 	struct rec_opened o;
@@ -145,34 +177,17 @@ static int export(const char *path, enum format fmt, const char *out_path)
 		rec_opened_close(&o);
 		return 2;
 	}
-	if (fmt == FMT_CSV)
-		fputs("t_s,tick,kind,rank,file,layer,class,ops,bytes,errors,time_s,excl_s\n", f);
-	struct coll_names names;
-	coll_names_init(&names, 1u << 20, (size_t)256 << 20);
-	struct coll_delta d;
-	coll_delta_init(&d, 0, o.tick_ns);
 	uint64_t bad = 0;
-	enum iop_err e;
-	while ((e = rec_next_delta(o.r, &d, NULL, &bad)) == IOP_OK) {
-		for (uint32_t i = 0; i < d.n_names; i++) {
-			bool added;
-			(void)coll_names_add(&names, d.names[i].hash, d.names[i].kind, d.names[i].text,
-			                     d.names[i].len, &added);
-		}
-		put_tick(f, fmt, &d, &names);
-	}
-	if (e != IOP_ERR_NOT_FOUND) {
-		fprintf(stderr, "iopulse export: %s: reading stopped: %s\n", path, iop_strerror(e));
-		rc = 2;
-	}
-	if ((fflush(f) || ferror(f) || (out_path && fclose(f))) && !rc) {
+	rc = fmt == FMT_CHROME ? rec_export_chrome(&o, path, f) : export_rows(&o, path, fmt, f, &bad);
+	bool werr = fflush(f) != 0 || ferror(f);
+	if (out_path && fclose(f))
+		werr = true;
+	if (werr && !rc) {
 		fprintf(stderr, "iopulse export: cannot write %s: %s\n", out_path ? out_path : "output",
 		        strerror(errno));
 		rc = 2;
 	}
 	rec_report_damage("export", path, o.r, bad);
-	coll_delta_free(&d);
-	coll_names_free(&names);
 	rec_opened_close(&o);
 	return rc;
 }
@@ -188,11 +203,13 @@ int rec_cmd_export(int argc, char **argv)
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		if (ch == 'f' && (!strcmp(optarg, "csv") || !strcmp(optarg, "jsonl"))) {
-			fmt = !strcmp(optarg, "csv") ? FMT_CSV : FMT_JSONL;
+		if (ch == 'f' && (!strcmp(optarg, "csv") || !strcmp(optarg, "jsonl") ||
+		                  !strcmp(optarg, "chrome"))) {
+			fmt = !strcmp(optarg, "csv") ? FMT_CSV : !strcmp(optarg, "jsonl") ? FMT_JSONL
+			                                                                  : FMT_CHROME;
 		} else if (ch == 'f') {
-			fprintf(stderr, "iopulse export: unknown format '%s' (csv or jsonl; chrome needs "
-			                "a recording with events, not written yet)\n", optarg);
+			fprintf(stderr, "iopulse export: unknown format '%s' (csv, jsonl or chrome)\n",
+			        optarg);
 			return 1;
 		} else if (ch == 'o') {
 			out = optarg;
@@ -202,7 +219,7 @@ int rec_cmd_export(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || fmt == FMT_NONE) {
-		fprintf(stderr, "iopulse export: %s; usage: iopulse export FILE --format csv|jsonl "
+		fprintf(stderr, "iopulse export: %s; usage: iopulse export FILE --format csv|jsonl|chrome "
 		                "[-o OUT]\n", optind != argc - 1 ? "give one recording" : "--format is required");
 		return 1;
 	}

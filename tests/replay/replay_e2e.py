@@ -3,7 +3,7 @@
 `iopulse export` and damaged files, on a real recording.
 
     replay_e2e.py --iopulse IOPULSE --mpirun LAUNCHER --fault LIBIOPFAULT
-                  --fpp FPP [--only PART,...]
+                  --fpp FPP --checkpoint MPI_CHECKPOINT [--only PART,...]
 
 It records a real job once: `iopulse run --headless --record R` of FPP on
 4 ranks with rank 2 slowed by the fault-injection preload (a straggler
@@ -36,6 +36,11 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             ends), ends when the recording is closed, and its summary equals
             the live one; a job killed with SIGKILL while recording replays
             to its last tick (TRUNCATED at, bytes written so far).
+  events    `run --record-events` of mpi-checkpoint (MPI-IO over POSIX), then
+            `export --format chrome` parsed with the json module: a track per
+            rank, a slice per event the summary counted, bytes per layer and
+            class equal the summary's, POSIX calls nested inside MPI-IO
+            writes; a recording without events is refused with the way out.
 
 Standard library only, for Debian's /usr/bin/python3. Exit status: 0 pass,
 1 fail, 2 bad usage.
@@ -62,6 +67,13 @@ def fail(msg):
     sys.exit(1)
 
 
+def launcher(args, n):
+    cmd = [args.mpirun, "-n", str(n)]
+    if "mpich" not in os.path.basename(args.mpirun):
+        cmd.insert(1, "--oversubscribe")
+    return cmd
+
+
 def run(cmd, **kw):
     kw.setdefault("stdout", subprocess.PIPE)
     kw.setdefault("stderr", subprocess.PIPE)
@@ -78,12 +90,10 @@ def record(args, tmp):
     live_alerts = os.path.join(tmp, "live_alerts.jsonl")
     data = os.path.join(tmp, "data")
     os.mkdir(data)
-    launcher = [args.mpirun, "-n", "4"]
-    if "mpich" not in os.path.basename(args.mpirun):
-        launcher.insert(1, "--oversubscribe")
+    launch = launcher(args, 4)
     cmd = [args.iopulse, "run", "--headless", "--tick", "200", "--record", rec,
            "--summary-json", live_sum, "--alerts", live_alerts,
-           "--also-preload", args.fault, "--"] + launcher + [args.fpp, "-n", "2000", "-s",
+           "--also-preload", args.fault, "--"] + launch + [args.fpp, "-n", "2000", "-s",
                                                             "4096", "-d", data]
     p = run(cmd, env=env)
     if p.returncode != 0:
@@ -377,11 +387,9 @@ def start_job(args, tmp, name, extra):
     rec = os.path.join(tmp, name + ".iop")
     data = os.path.join(tmp, name)
     os.mkdir(data)
-    launcher = [args.mpirun, "-n", "2"]
-    if "mpich" not in os.path.basename(args.mpirun):
-        launcher.insert(1, "--oversubscribe")
+    launch = launcher(args, 2)
     cmd = [args.iopulse, "run", "--headless", "--tick", "200", "--record", rec,
-           "--also-preload", args.fault] + extra + ["--"] + launcher + \
+           "--also-preload", args.fault] + extra + ["--"] + launch + \
         [args.fpp, "-n", "4000", "-s", "4096", "-d", data]
     job = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            stdin=subprocess.DEVNULL, start_new_session=True, text=True)
@@ -452,8 +460,54 @@ def part_follow(args, tmp, rec, live, live_alerts):
     print("kill -9: replayed to the last tick written (%d bytes written by then)" % written)
 
 
+def part_events(args, tmp, rec, live, live_alerts):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    ev, summ, data = (os.path.join(tmp, n) for n in ("events.iop", "events.json", "ckpt"))
+    os.mkdir(data)
+    launch = launcher(args, 2)
+    p = run([args.iopulse, "run", "--headless", "--record", ev, "--record-events",
+             "--summary-json", summ, "--"] + launch + [args.checkpoint, "-d", data], env=env)
+    if p.returncode != 0:
+        fail("the job recorded with events exited %d: %s" % (p.returncode, p.stderr[-2000:]))
+    with open(summ) as f:
+        s = json.load(f)
+    trace = os.path.join(tmp, "trace.json")
+    p = run([args.iopulse, "export", ev, "--format", "chrome", "-o", trace])
+    if p.returncode != 0:
+        fail("export --format chrome exited %d: %s" % (p.returncode, p.stderr))
+    with open(trace) as f:
+        t = json.load(f)["traceEvents"]
+    x = [e for e in t if e["ph"] == "X"]
+    names = {e["pid"]: e["args"]["name"] for e in t if e["ph"] == "M" and
+             e["name"] == "process_name"}
+    if names != {0: "rank 0", 1: "rank 1"} or {e["pid"] for e in x} != {0, 1}:
+        fail("chrome: want a track per rank, got %s" % names)
+    if s["monitor"]["dropped"] or len(x) != s["monitor"]["events"]:
+        fail("chrome: %d slices for %d events (%d dropped)" % (len(x), s["monitor"]["events"],
+                                                              s["monitor"]["dropped"]))
+    for layer in ("posix", "mpiio"):
+        for cls in ("read", "write"):
+            got = sum(e["args"].get("bytes", 0) for e in x
+                      if e["cat"] == layer and e["name"].startswith(cls))
+            want = s["layers"][layer][cls + "_bytes"]
+            if got != want or not want:
+                fail("chrome: %s %s slices move %d bytes, summary %d" % (layer, cls, got, want))
+    nested = 0
+    for m in (e for e in x if e["cat"] == "mpiio" and e["name"].startswith("write")):
+        nested += sum(1 for e in x if e["cat"] == "posix" and e["pid"] == m["pid"] and
+                      e["tid"] == m["tid"] and m["ts"] <= e["ts"] and
+                      e["ts"] + e["dur"] <= m["ts"] + m["dur"] + 0.001)
+    if not nested:
+        fail("chrome: no POSIX call nested in an MPI-IO write")
+    p = run([args.iopulse, "export", rec, "--format", "chrome"])
+    if p.returncode != 2 or "--record-events" not in p.stderr:
+        fail("chrome of a recording without events: exit %d: %s" % (p.returncode, p.stderr))
+    print("events: %d slices on 2 rank tracks, bytes per layer equal the summary, %d POSIX "
+          "calls nested in MPI-IO writes" % (len(x), nested))
+
+
 PARTS = {"headless": part_headless, "export": part_export, "damage": part_damage,
-         "follow": part_follow}
+         "follow": part_follow, "events": part_events}
 
 
 def main():
@@ -462,6 +516,7 @@ def main():
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--fault", required=True)
     ap.add_argument("--fpp", required=True)
+    ap.add_argument("--checkpoint", required=True, help="examples' mpi-checkpoint (MPI-IO)")
     ap.add_argument("--only", default=",".join(PARTS))
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="iop-replay-")
