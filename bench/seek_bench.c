@@ -11,6 +11,9 @@
  *   keyframe_MiB         the last keyframe's size, before compression
  *   rec_keyframe_write_ms  writing one keyframe (encode, compress, write),
  *                        mean over the hour
+ *   replay_speedup       `iopulse replay FILE --headless` of the recording
+ *                        (every DELTA applied, the alerts re-run, the
+ *                        summary): how many times faster than real time
  *
  * Usage: seek_bench [NAME...] (default: all). Prints "NAME VALUE UNIT".
  * RANKS and SECONDS in the environment make a smaller job. */
@@ -103,6 +106,30 @@ static void make_tick(struct coll_delta *d, int64_t t, unsigned ranks, uint64_t 
 	(void)bytes;
 }
 
+/* Headless replay of path by the iopulse binary built beside this one:
+ * seconds of recording per second of replay (0 when it failed). */
+static double replay_speedup(const char *path, unsigned seconds)
+{
+	char exe[4096], cmd[8400];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(cmd, sizeof cmd, "'%s/../cli/iopulse' replay '%s' --headless 2>/dev/null", exe,
+	         path);
+	uint64_t t0 = iop_mono_ns();
+	int rc = system(cmd);
+	double secs = (double)(iop_mono_ns() - t0) / 1e9;
+	if (rc != 0) {
+		fprintf(stderr, "seek_bench: %s: exit %d\n", cmd, rc);
+		return 0;
+	}
+	return seconds / secs;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned ranks = getenv("RANKS") ? (unsigned)atoi(getenv("RANKS")) : 1024;
@@ -164,6 +191,7 @@ int main(int argc, char **argv)
 	}
 	rec_reader_close(r);
 	rec_io_close(io);
+	double speedup = bench_wanted(argc, argv, "replay_speedup") ? replay_speedup(path, seconds) : 0;
 	unlink(path);
 	if (bench_wanted(argc, argv, "seek_ms"))
 		printf("seek_ms %.1f ms\n", sum / SEEKS);
@@ -173,5 +201,7 @@ int main(int argc, char **argv)
 		printf("keyframe_MiB %.1f MiB\n", (double)st.keyframe_bytes / (1 << 20));
 	if (bench_wanted(argc, argv, "rec_keyframe_write_ms"))
 		printf("rec_keyframe_write_ms %.1f ms\n", st.keyframes ? kf_ms / (double)st.keyframes : 0.0);
+	if (bench_wanted(argc, argv, "replay_speedup"))
+		printf("replay_speedup %.1f x\n", speedup);
 	return 0;
 }

@@ -4,10 +4,13 @@
 #include <string.h>
 
 #include "cmd_collector.h"
+#include "export.h"
 #include "frame.h"
 #include "inspect.h"
 #include "jobcard.h"
 #include "rec.h"
+#include "replay_cmd.h"
+#include "replay_view.h"
 #include "run.h"
 #include "run_view.h"
 #include "top.h"
@@ -25,6 +28,8 @@ static const struct subcommand commands[] = {
 	{"collector", coll_cmd_collector, "run one collector of a job's tree (leaf, mid or root)"},
 	{"verify", rec_cmd_verify, "check a recording and say what it holds"},
 	{"summary", rec_cmd_summary, "print the end-of-job summary of a recording"},
+	{"replay", tui_cmd_replay, "replay a recording in the dashboard, or headless"},
+	{"export", rec_cmd_export, "write a recording's ticks as CSV or JSON lines"},
 };
 
 static void usage(FILE *to)

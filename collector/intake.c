@@ -70,7 +70,8 @@ void coll_intake_close(struct coll_intake *in)
 static void take_frame(struct coll_intake *in, const void *buf, int len)
 {
 	uint64_t now = iop_real_ns();
-	(void)coll_leaf_frame(in->leaf, buf, (size_t)len, now);
+	if (coll_leaf_frame(in->leaf, buf, (size_t)len, now) == IOP_OK && in->on_frame)
+		in->on_frame(in->on_frame_arg, buf, (size_t)len, now);
 	in->last_frame_ns = now;
 }
 

@@ -18,6 +18,9 @@ struct coll_intake {
 	char leaf_url[PATH_MAX + 16], final_url[PATH_MAX + 16];
 	struct coll_leaf *leaf;
 	uint64_t last_frame_ns;
+	/* Called with each frame the leaf accepted (`--record-events`), or NULL. */
+	void (*on_frame)(void *arg, const uint8_t *buf, size_t len, uint64_t now_ns);
+	void *on_frame_arg;
 };
 
 /* Binds ipc://DIR/leaf.ipc and ipc://DIR/final.ipc. 0, or -1 with the

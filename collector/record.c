@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
+#include "frame.h"
 #include "keyframe.h"
 #include "rec.h"
 #include "rec_io.h"
@@ -177,6 +179,27 @@ void coll_record_alert(struct coll_record *r, uint64_t t_ns, json_t *alert)
 	char *text = json_dumps(alert, JSON_COMPACT | JSON_REAL_PRECISION(16));
 	enum iop_err e = text ? rec_write(r->w, REC_ALERT, t_ns, text, strlen(text)) : IOP_ERR_NOMEM;
 	free(text);
+	if (e)
+		report(r, e);
+}
+
+void coll_record_events(struct coll_record *r, uint64_t t_ns, const uint8_t *frame, size_t len)
+{
+	if (!r || r->failed || len < IOP_FRAME_OVERHEAD || len > IOP_FRAME_MAX_LEN)
+		return;
+	if (r->cap < len) {
+		uint8_t *b = realloc(r->buf, len);
+		if (!b)
+			return;
+		r->buf = b;
+		r->cap = len;
+	}
+	memcpy(r->buf, frame, len);
+	static const struct iop_key zero;
+	size_t body = len - IOP_MAC_BYTES;
+	enum iop_err e = iop_mac(&zero, r->buf, body, r->buf + body);
+	if (!e)
+		e = rec_write(r->w, REC_EVENTS, t_ns, r->buf, len);
 	if (e)
 		report(r, e);
 }

@@ -56,6 +56,11 @@ struct coll_record_stats {
 };
 void coll_record_stats(const struct coll_record *r, struct coll_record_stats *st);
 void coll_record_alert(struct coll_record *r, uint64_t t_ns, json_t *alert);
+/* An EVENTS frame at t_ns (when it was received): a wire frame a leaf
+ * accepted (docs/wire-format.md), stored whole but with its MAC made again
+ * with the all-zero key, so the job's key is not kept in the file
+ * (docs/recording.md, "EVENTS payload"). */
+void coll_record_events(struct coll_record *r, uint64_t t_ns, const uint8_t *frame, size_t len);
 /* Writes END (clean close) and frees. */
 void coll_record_close(struct coll_record *r);
 

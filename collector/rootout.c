@@ -54,6 +54,10 @@ static void on_alert(void *arg, const struct coll_alert *a)
 		show = false;
 	coll_headless_alert(&o->out, rec, show ? line : NULL, (int)a->severity,
 	                    a->state == COLL_ALERT_START);
+	/* the recording also keeps when the condition began: a replayed
+	 * dashboard shows the alert from there, as the live one did */
+	if (o->rec && rec)
+		json_object_set_new(rec, "start", json_real((double)a->start_ns / 1e9));
 	coll_record_alert(o->rec, a->t_ns, rec);
 	json_decref(rec);
 }

@@ -295,6 +295,12 @@ static void exec_command(struct run *r, const char *shim)
 
 /* ---- the engine's callbacks ---- */
 
+static void on_frame(void *arg, const uint8_t *buf, size_t len, uint64_t now_ns)
+{
+	struct run *r = arg;
+	coll_record_events(r->out.rec, now_ns, buf, len);
+}
+
 static void on_root_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
 {
 	struct run *r = arg;
@@ -484,6 +490,10 @@ static int start(struct run *r)
 	                            .tick_ns = r->opt.tick_ns};
 	if ((rc = coll_rootout_start(&r->out, &job, coll_root_state(r->root))))
 		return rc;
+	if (r->opt.record_events) {
+		r->in.on_frame = on_frame;
+		r->in.on_frame_arg = r;
+	}
 	if (r->view && !r->opt.headless && !r->opt.jsonl && isatty(1) && isatty(0)) {
 		struct coll_run_live live = {r->root, r->out.alerts, &r->out.job, r->out.rec != NULL};
 		if ((r->v = r->view->open(&live)))

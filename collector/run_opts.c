@@ -23,6 +23,9 @@ static void usage(FILE *to)
 	        "  --alerts FILE         append alerts as JSON lines to FILE\n"
 	        "  --summary-json FILE   write the end-of-job summary as JSON to FILE\n"
 	        "  --record FILE         record the session to FILE (.iop)\n"
+	        "  --record-events       with --record: keep every event too (EVENTS frames), for\n"
+	        "                        'iopulse export --format chrome'; the file grows with\n"
+	        "                        the calls (tens of bytes each)\n"
 	        "  --tick MS             tick length in milliseconds, 100 to 60000 (default 1000)\n"
 	        "  --rules FILE          alert thresholds (JSON, see docs/alerts.md)\n"
 	        "  --fail-on warn|crit   exit 3 when such an alert fired and COMMAND succeeded\n"
@@ -62,6 +65,22 @@ uint64_t coll_parse_duration_ns(const char *s)
 	else if (*end && strcmp(end, "s"))
 		return 0;
 	return (uint64_t)(v * mul);
+}
+
+int coll_parse_format(const char *s, bool *jsonl)
+{
+	if (strcmp(s, "jsonl") && strcmp(s, "text"))
+		return -1;
+	*jsonl = !strcmp(s, "jsonl");
+	return 0;
+}
+
+int coll_parse_fail_on(const char *s, int *fail_on)
+{
+	if (strcmp(s, "warn") && strcmp(s, "crit"))
+		return -1;
+	*fail_on = !strcmp(s, "warn") ? 1 : 2;
+	return 0;
 }
 
 static void collector_usage(FILE *to)
@@ -121,11 +140,12 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 {
 	memset(o, 0, sizeof(*o));
 	o->tick_ns = 1000000000ull;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW, O_EVENTS };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
 		{"record", required_argument, NULL, O_RECORD}, {"tick", required_argument, NULL, O_TICK},
+		{"record-events", no_argument, NULL, O_EVENTS},
 		{"rules", required_argument, NULL, O_RULES},   {"fail-on", required_argument, NULL, O_FAIL},
 		{"status-every", required_argument, NULL, O_STATUS},
 		{"also-preload", required_argument, NULL, O_PRELOAD},
@@ -141,14 +161,13 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		switch (ch) {
 		case 'H': o->headless = true; break;
 		case O_FORMAT:
-			if (!strcmp(optarg, "jsonl"))
-				o->jsonl = true;
-			else if (strcmp(optarg, "text"))
+			if (coll_parse_format(optarg, &o->jsonl))
 				return bad("unknown format (text or jsonl)", optarg);
 			break;
 		case O_ALERTS: o->alerts_path = optarg; break;
 		case O_SUMMARY: o->summary_path = optarg; break;
 		case O_RECORD: o->record_path = optarg; break;
+		case O_EVENTS: o->record_events = true; break;
 		case O_RULES: o->rules_path = optarg; break;
 		case O_PRELOAD: o->also_preload = optarg; break;
 		case O_LISTEN:
@@ -178,11 +197,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 			break;
 		}
 		case O_FAIL:
-			if (!strcmp(optarg, "warn"))
-				o->fail_on = 1;
-			else if (!strcmp(optarg, "crit"))
-				o->fail_on = 2;
-			else
+			if (coll_parse_fail_on(optarg, &o->fail_on))
 				return bad("--fail-on takes warn or crit, not", optarg);
 			break;
 		case O_STATUS:
@@ -214,6 +229,10 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 	}
 	if (o->role != ROLE_NONE || o->parent || o->dir || o->card || o->exit_idle_ns || o->n_listens > 1)
 		return bad("an option of iopulse collector, not of iopulse run:", argv[optind - 1]);
+	if (o->record_events && !o->record_path) {
+		fprintf(stderr, "iopulse run: --record-events needs --record FILE\n");
+		return 1;
+	}
 	if (optind >= argc) {
 		fprintf(stderr, "iopulse run: no command to run; usage: iopulse run [OPTIONS] -- COMMAND...\n");
 		return 1;

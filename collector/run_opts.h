@@ -7,6 +7,7 @@
 
 struct run_opts {
 	bool headless, jsonl;
+	bool record_events; /* --record-events: the raw event batches too */
 	const char *alerts_path, *summary_path, *record_path, *rules_path, *also_preload;
 	const char *listen; /* where other nodes' collectors reach the root (tcp://...) */
 	const char *view;   /* where viewers reach the root (docs/viewer.md), or NULL */
@@ -25,6 +26,10 @@ struct run_opts {
 int coll_run_opts_parse(struct run_opts *o, int argc, char **argv);
 /* The same for `iopulse collector` (no command; its own options). */
 int coll_collector_opts_parse(struct run_opts *o, int argc, char **argv);
+/* --format text|jsonl and --fail-on warn|crit (also iopulse replay's):
+ * 0, or -1 for any other word. */
+int coll_parse_format(const char *s, bool *jsonl);
+int coll_parse_fail_on(const char *s, int *fail_on);
 /* "30s", "500ms", "2m", "1h"; a bare number is seconds. 0 when invalid. */
 uint64_t coll_parse_duration_ns(const char *s);
 

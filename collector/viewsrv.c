@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nanomsg/nn.h>
 #include <nanomsg/pubsub.h>
@@ -85,6 +86,13 @@ void coll_viewsrv_free(struct coll_viewsrv *v)
 {
 	if (!v)
 		return;
+	/* nanomsg has no linger: the job's last tick, published just before
+	 * the end, would go down with the socket. With a viewer connected,
+	 * give nanomsg's thread a moment to write it. */
+	if (v->pub >= 0 && nn_get_statistic(v->pub, NN_STAT_CURRENT_CONNECTIONS) > 0) {
+		struct timespec ts = {0, 200000000};
+		nanosleep(&ts, NULL);
+	}
 	if (v->pub >= 0)
 		nn_close(v->pub);
 	if (v->rep >= 0)

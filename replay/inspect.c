@@ -17,63 +17,10 @@
 #include "judge.h"
 #include "rec.h"
 #include "rec_io.h"
+#include "rec_open.h"
 #include "rules.h"
 #include "state.h"
 #include "summary.h"
-
-struct opened {
-	struct rec_io *io;
-	struct rec_reader *r;
-	uint64_t job_id, tick_ns, start_ns;
-	char command[1024];
-};
-
-static void close_recording(struct opened *o);
-
-static int open_recording(const char *cmd, const char *path, struct opened *o)
-{
-	memset(o, 0, sizeof(*o));
-	char why[256] = "";
-	enum iop_err e = rec_io_file_open(path, &o->io);
-	if (e) {
-		fprintf(stderr, "iopulse %s: cannot open %s: %s\n", cmd, path, iop_strerror(e));
-		return 2;
-	}
-	if ((e = rec_open(o->io, &o->r, why, sizeof why))) {
-		fprintf(stderr, "iopulse %s: %s: %s\n", cmd, path, why[0] ? why : iop_strerror(e));
-		rec_io_close(o->io);
-		return 2;
-	}
-	const char *meta;
-	size_t len;
-	if (rec_meta(o->r, &meta, &len) == IOP_OK) {
-		json_t *m = json_loadb(meta, len, 0, NULL);
-		const char *c = json_string_value(json_object_get(m, "command"));
-		snprintf(o->command, sizeof o->command, "%s", c ? c : "");
-		o->tick_ns = (uint64_t)json_integer_value(json_object_get(m, "tick_ns"));
-		json_int_t dv = json_integer_value(json_object_get(m, "delta_version"));
-		json_decref(m);
-		if (dv != COLL_DELTA_VERSION) {
-			fprintf(stderr, "iopulse %s: %s: its ticks are in delta version %d; this iopulse "
-			                "reads version %d (a recording made before iopulse 0.1: record "
-			                "the job again)\n", cmd, path, (int)dv, COLL_DELTA_VERSION);
-			close_recording(o);
-			return 2;
-		}
-	}
-	struct rec_info info;
-	if (rec_info(o->r, &info) == IOP_OK) {
-		o->job_id = info.job_id;
-		o->start_ns = info.created_ns;
-	}
-	return 0;
-}
-
-static void close_recording(struct opened *o)
-{
-	rec_reader_close(o->r);
-	rec_io_close(o->io);
-}
 
 static void print_time(const char *label, uint64_t ns)
 {
@@ -91,8 +38,8 @@ int rec_cmd_verify(int argc, char **argv)
 		            "Exit status: 0 intact and closed cleanly, 2 damaged, truncated or unreadable.\n");
 		return to == stdout ? 0 : 1;
 	}
-	struct opened o;
-	int rc = open_recording("verify", argv[1], &o);
+	struct rec_opened o;
+	int rc = rec_opened_open("verify", argv[1], &o);
 	if (rc)
 		return rc;
 	struct rec_info info;
@@ -101,7 +48,7 @@ int rec_cmd_verify(int argc, char **argv)
 		e = rec_info(o.r, &info);
 	if (e) {
 		fprintf(stderr, "iopulse verify: %s: %s\n", argv[1], iop_strerror(e));
-		close_recording(&o);
+		rec_opened_close(&o);
 		return 2;
 	}
 	printf("%-10s %s\n", "file", argv[1]);
@@ -127,7 +74,7 @@ int rec_cmd_verify(int argc, char **argv)
 	} else {
 		printf("%-10s closed cleanly\n", "state");
 	}
-	close_recording(&o);
+	rec_opened_close(&o);
 	return info.truncated || info.corrupt ? 2 : 0;
 }
 
@@ -145,21 +92,13 @@ static void ignore_alert(void *arg, const struct coll_alert *a)
 }
 
 /* Applies every DELTA frame in order and re-runs the alerts on them. */
-static int replay_all(struct opened *o, struct replayed *x)
+static int replay_all(struct rec_opened *o, struct replayed *x)
 {
 	struct coll_delta d;
-	coll_delta_init(&d, 0, o->tick_ns ? o->tick_ns : 1000000000ull);
-	struct rec_frame f;
+	coll_delta_init(&d, 0, o->tick_ns);
 	enum iop_err e;
 	bool first = true;
-	while ((e = rec_next(o->r, &f, NULL, 0)) == IOP_OK) {
-		if (f.type != REC_DELTA)
-			continue;
-		struct iop_rcur c = iop_rcur_make(f.payload, f.len);
-		if (coll_delta_decode_body(&d, &c) != IOP_OK) {
-			x->bad_deltas++;
-			continue;
-		}
+	while ((e = rec_next_delta(o->r, &d, NULL, &x->bad_deltas)) == IOP_OK) {
 		if (first) {
 			coll_state_init(&x->state, d.tick.tick_ns, NULL);
 			first = false;
@@ -168,11 +107,11 @@ static int replay_all(struct opened *o, struct replayed *x)
 		(void)coll_judge_tick(x->alerts, &d, &x->state, ignore_alert, NULL);
 		if (!x->first_ns)
 			x->first_ns = (uint64_t)d.tick.t * d.tick.tick_ns;
-		x->last_ns = (uint64_t)(d.tick.t + 1) * d.tick.tick_ns;
+		x->last_ns = rec_tick_end_ns(&d);
 	}
 	coll_delta_free(&d);
 	if (first)
-		coll_state_init(&x->state, o->tick_ns ? o->tick_ns : 1000000000ull, NULL);
+		coll_state_init(&x->state, o->tick_ns, NULL);
 	if (e != IOP_ERR_NOT_FOUND) {
 		fprintf(stderr, "iopulse summary: reading stopped: %s\n", iop_strerror(e));
 		return 2;
@@ -216,13 +155,13 @@ int rec_cmd_summary(int argc, char **argv)
 		fprintf(stderr, "iopulse summary: %s\n", err);
 		return 1;
 	}
-	struct opened o;
-	int rc = open_recording("summary", argv[optind], &o);
+	struct rec_opened o;
+	int rc = rec_opened_open("summary", argv[optind], &o);
 	if (rc)
 		return rc;
 	struct replayed x = {0};
 	if (coll_alerts_new(&rules, &x.alerts) != IOP_OK) {
-		close_recording(&o);
+		rec_opened_close(&o);
 		return 2;
 	}
 	rc = replay_all(&o, &x);
@@ -245,6 +184,6 @@ int rec_cmd_summary(int argc, char **argv)
 		        x.bad_deltas);
 	coll_alerts_free(x.alerts);
 	coll_state_free(&x.state);
-	close_recording(&o);
+	rec_opened_close(&o);
 	return rc;
 }

@@ -198,6 +198,15 @@ enum iop_err rec_index(struct rec_reader *r, const struct rec_index_entry **entr
 enum iop_err rec_read_at(struct rec_reader *r, uint64_t offset, struct rec_frame *f, void *buf,
                          size_t cap);
 
+/* A recording still being written (no END yet): takes in what was
+ * appended since open or the last call, so that rec_next() goes on past
+ * what was the end, and a frame that was cut there is read whole. *grew
+ * tells whether the file is longer. The tally and the index are built
+ * again when next asked for (info, seek). Does nothing on a closed file. */
+enum iop_err rec_refresh(struct rec_reader *r, bool *grew);
+/* An intact END has been read: the writer closed the file. */
+bool rec_closed(const struct rec_reader *r);
+
 /* Why a region was skipped. */
 enum rec_damage_kind {
 	REC_DMG_NO_SYNC = 1,   /* no sync marker where a frame should start */

@@ -417,3 +417,29 @@ const char *rec_damage_name(unsigned kind)
 	    [REC_DMG_DECOMPRESS] = "decompression",   [REC_DMG_BAD_END] = "bad END index"};
 	return kind < sizeof names / sizeof *names && names[kind] ? names[kind] : "?";
 }
+
+enum iop_err rec_refresh(struct rec_reader *r, bool *grew)
+{
+	*grew = false;
+	if (r->clean)
+		return IOP_OK; /* closed: nothing more will come */
+	uint64_t size;
+	enum iop_err err = rec_io_size(r->io, &size);
+	if (err != IOP_OK || size <= r->size)
+		return err;
+	/* A frame cut by the old end is whole now, or will be: read it again
+	 * from its start rather than from the old end. */
+	if (r->pos >= r->size && !r->pos_end)
+		r->pos = r->size - (r->tail_bytes <= r->size ? r->tail_bytes : 0);
+	r->size = size;
+	r->win_len = 0;
+	r->tail_bytes = 0;
+	r->known = r->verified = false; /* the tally and the index are scanned again when asked */
+	*grew = true;
+	return IOP_OK;
+}
+
+bool rec_closed(const struct rec_reader *r)
+{
+	return r->clean;
+}

@@ -80,7 +80,11 @@ int64_t tui_dash_t_end(const struct tui_dash *d)
 	d->src.ops->range(d->src.self, &first, &last);
 	if (last == INT64_MIN)
 		return 0;
-	return d->paused ? d->cursor : last;
+	if (d->paused)
+		return d->cursor;
+	/* a replay plays through its range: the tick shown is the state's */
+	const struct coll_state *s = d->src.ops->state(d->src.self);
+	return d->src.ops->mode == TUI_SRC_MODE_REPLAY && s->ticks_applied ? s->last_t : last;
 }
 
 void tui_dash_query(const struct tui_dash *d, struct tui_query *q)

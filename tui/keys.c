@@ -251,8 +251,8 @@ static enum tui_act a_pause(struct tui_dash *d, int key)
 		d->paused = false;
 		if (d->src.ops->set_paused)
 			d->src.ops->set_paused(d->src.self, false);
-		if (d->src.ops->seek) {
-			int64_t first, last;
+		if (d->src.ops->seek && d->src.ops->mode != TUI_SRC_MODE_REPLAY) {
+			int64_t first, last; /* live: the newest tick (a replay plays on) */
 			tick_range(d, &first, &last);
 			d->src.ops->seek(d->src.self, last);
 		}
@@ -282,6 +282,8 @@ static enum tui_act a_rewind(struct tui_dash *d, int key)
 	tick_range(d, &first, &last);
 	if (key == 'r')
 		return go_to(d, first);
+	if (d->src.ops->mode == TUI_SRC_MODE_REPLAY)
+		return go_to(d, last); /* Z: the recording's end */
 	if (d->paused)
 		return a_pause(d, key); /* Z: live again */
 	return TUI_ACT_NONE;
@@ -412,7 +414,8 @@ static const struct tui_keyhelp help[] = {
 	{"left right t T", "one tick back / forward"},
 	{"[ ] { }", "-1/+1 min, -10/+10 min"},
 	{"b", "seek: HH:MM[:SS] +30s -5m 40%"},
-	{"r / Z", "rewind to start / live again"},
+	{"r / Z", "rewind to start / live again (replay: end)"},
+	{"+ - 0", "replay speed x2, /2, 1x"},
 	{"n N", "next / previous alert"},
 	{"S", "save the view (text and JSON)"},
 	{"Ctrl-L", "redraw"},

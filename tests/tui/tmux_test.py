@@ -250,9 +250,10 @@ def run(args, tmp, pane):
         raise Fail("the recording does not verify clean (%d): %s" % (v.returncode, v.stdout))
 
 
-def tmux_main(run, name):
-    """Parses the common options, runs run(args, tmp, pane) in a fresh
-    directory and tmux server, and reports; the exit status."""
+def tmux_main(run_fn, name):
+    """Parses the common options, runs run_fn(args, tmp, pane) in a fresh
+    directory and tmux server, and reports; 0 pass, 1 fail (KEEP_TMP=1
+    keeps the directory)."""
     p = argparse.ArgumentParser()
     for a in ("--iopulse", "--mpirun", "--fault", "--fpp"):
         p.add_argument(a, required=True)
@@ -264,13 +265,14 @@ def tmux_main(run, name):
     tmp = tempfile.mkdtemp(prefix="iop-%s-" % name)
     pane = Pane("iop-%s-%d" % (name, os.getpid()))
     try:
-        run(args, tmp, pane)
+        run_fn(args, tmp, pane)
     except (Fail, subprocess.TimeoutExpired) as e:
         print("FAIL: %s" % e, file=sys.stderr)
         return 1
     finally:
         pane.tmux("kill-server", check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not os.environ.get("KEEP_TMP"):
+            shutil.rmtree(tmp, ignore_errors=True)
     print("%s: pass" % name)
     return 0
 

@@ -1,0 +1,227 @@
+/* `iopulse export FILE --format csv|jsonl|chrome [-o OUT]`: a recording's ticks
+ * as rows a spreadsheet, pandas or jq reads, one per (tick, row key) with
+ * calls: the tick's end time, the row's kind (rank, file, layer, site),
+ * rank, file path (or call site), layer, op class and the tick's ops,
+ * bytes, errors, inclusive and exclusive time. Rows come from the DELTA
+ * frames (events placed in each tick): when the shims dropped no events
+ * (the summary's monitor.dropped), the layer rows summed over the ticks
+ * are the summary's layer totals. Names come from the ticks' own name
+ * records. Damage is skipped and reported as replay does. */
+#include "export.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "events.h"
+#include "names.h"
+#include "rec_open.h"
+#include "replay_cmd.h"
+
+enum format { FMT_NONE, FMT_CSV, FMT_JSONL, FMT_CHROME };
+
+static const char *const kind_names[] = {[COLL_ROW_RANK] = "rank", [COLL_ROW_FILE] = "file",
+                                         [COLL_ROW_LAYER] = "layer", [COLL_ROW_SITE] = "site"};
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+	        "usage: iopulse export FILE --format csv|jsonl|chrome [-o OUT]\n"
+	        "Writes a recording's ticks as rows, one per tick and row (rank, file, layer,\n"
+	        "call site) with calls: t_s (the tick's end, seconds since the epoch), tick,\n"
+	        "kind, rank, file (path, or call site), layer, class (read, write, meta),\n"
+	        "ops, bytes, errors, time_s, excl_s (docs/replay.md).\n"
+	        "\n"
+	        "  --format csv|jsonl|chrome\n"
+	        "                        csv: a header line, then comma-separated rows (RFC\n"
+	        "                        4180 quoting); jsonl: one JSON object per row, with\n"
+	        "                        \"v\":1 and \"type\":\"tick_row\"; chrome: the raw events\n"
+	        "                        (recorded with iopulse run --record-events) as a Chrome\n"
+	        "                        trace for ui.perfetto.dev or chrome://tracing: a track\n"
+	        "                        per rank, calls as slices, sub-calls nested\n"
+	        "  -o, --output OUT      write to OUT (default: standard output)\n"
+	        "  -h, --help            this text\n"
+	        "\n"
+	        "Exit status: 0; 1 usage; 2 the file cannot be read or OUT cannot be written.\n");
+}
+
+/* A CSV field, quoted when it needs to be. */
+static void csv_text(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+struct row {
+	double t_s;
+	int64_t tick;
+	const char *kind, *file, *layer, *cls;
+	int64_t rank; /* -1: none */
+	const struct coll_cell *c;
+};
+
+static void put_csv(FILE *f, const struct row *r)
+{
+	fprintf(f, "%.3f,%" PRId64 ",%s,", r->t_s, r->tick, r->kind);
+	if (r->rank >= 0)
+		fprintf(f, "%" PRId64, r->rank);
+	fputc(',', f);
+	csv_text(f, r->file ? r->file : "");
+	fprintf(f, ",%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9f,%.9f\n", r->layer, r->cls,
+	        r->c->ops, r->c->bytes, r->c->errors, r->c->time_ns / 1e9, r->c->excl_ns / 1e9);
+}
+
+static void put_jsonl(FILE *f, const struct row *r)
+{
+	json_t *o = json_pack("{s:i,s:s,s:f,s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f}", "v", 1, "type",
+	                      "tick_row", "t_s", r->t_s, "tick", (json_int_t)r->tick, "kind", r->kind,
+	                      "layer", r->layer, "class", r->cls, "ops", (json_int_t)r->c->ops,
+	                      "bytes", (json_int_t)r->c->bytes, "errors",
+	                      (json_int_t)r->c->errors, "time_s", r->c->time_ns / 1e9, "excl_s",
+	                      r->c->excl_ns / 1e9);
+	if (o && r->rank >= 0)
+		json_object_set_new(o, "rank", json_integer(r->rank));
+	if (o && r->file)
+		json_object_set_new(o, "file", json_string(r->file));
+	if (o)
+		json_dumpf(o, f, JSON_COMPACT | JSON_REAL_PRECISION(16));
+	fputc('\n', f);
+	json_decref(o);
+}
+
+/* A file's path or a site's name; "0x..." when no name record came. */
+static const char *subject(const struct coll_names *names, const struct coll_key *k, char *buf,
+                           size_t len)
+{
+	if (k->kind != COLL_ROW_FILE && k->kind != COLL_ROW_SITE)
+		return NULL;
+	if (k->id == COLL_ID_OTHER)
+		return "(other files)";
+	const char *t = coll_names_text(names, k->id);
+	if (t)
+		return t;
+	snprintf(buf, len, "0x%016" PRIx64, k->id);
+	return buf;
+}
+
+static void put_tick(FILE *f, enum format fmt, const struct coll_delta *d,
+                     const struct coll_names *names)
+{
+	const struct coll_tick *k = &d->tick;
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct coll_key *key = &k->key[i];
+		const struct coll_cell *c = &k->cell[i];
+		if (!c->ops || key->kind < COLL_ROW_RANK || key->kind > COLL_ROW_SITE ||
+		    key->layer >= IOP_LAYER__COUNT || key->cls >= IOP_CLASS__COUNT)
+			continue;
+		char buf[32];
+		struct row r = {.t_s = rec_tick_end_ns(d) / 1e9, .tick = k->t,
+		                .kind = kind_names[key->kind],
+		                .file = subject(names, key, buf, sizeof buf),
+		                .layer = iop_layer_name((enum iop_layer)key->layer),
+		                .cls = iop_class_name((enum iop_class)key->cls),
+		                .rank = key->rank == COLL_RANK_NONE ? -1 : (int64_t)key->rank, .c = c};
+		(fmt == FMT_CSV ? put_csv : put_jsonl)(f, &r);
+	}
+}
+
+/* The tick rows of every DELTA frame; 0 or 2. */
+static int export_rows(struct rec_opened *o, const char *path, enum format fmt, FILE *f,
+                       uint64_t *bad)
+{
+	if (fmt == FMT_CSV)
+		fputs("t_s,tick,kind,rank,file,layer,class,ops,bytes,errors,time_s,excl_s\n", f);
+	struct coll_names names;
+	coll_names_init(&names, 1u << 20, (size_t)256 << 20);
+	struct coll_delta d;
+	coll_delta_init(&d, 0, o->tick_ns);
+	enum iop_err e;
+	while ((e = rec_next_delta(o->r, &d, NULL, bad)) == IOP_OK) {
+		for (uint32_t i = 0; i < d.n_names; i++) {
+			bool added;
+			(void)coll_names_add(&names, d.names[i].hash, d.names[i].kind, d.names[i].text,
+			                     d.names[i].len, &added);
+		}
+		put_tick(f, fmt, &d, &names);
+	}
+	coll_delta_free(&d);
+	coll_names_free(&names);
+	if (e != IOP_ERR_NOT_FOUND) {
+		fprintf(stderr, "iopulse export: %s: reading stopped: %s\n", path, iop_strerror(e));
+		return 2;
+	}
+	return 0;
+}
+
+static int export(const char *path, enum format fmt, const char *out_path)
+{
+	struct rec_opened o;
+	int rc = rec_opened_open("export", path, &o);
+	if (rc)
+		return rc;
+	FILE *f = out_path ? fopen(out_path, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "iopulse export: cannot write %s: %s\n", out_path, strerror(errno));
+		rec_opened_close(&o);
+		return 2;
+	}
+	uint64_t bad = 0;
+	rc = fmt == FMT_CHROME ? rec_export_chrome(&o, path, f) : export_rows(&o, path, fmt, f, &bad);
+	bool werr = fflush(f) != 0 || ferror(f);
+	if (out_path && fclose(f))
+		werr = true;
+	if (werr && !rc) {
+		fprintf(stderr, "iopulse export: cannot write %s: %s\n", out_path ? out_path : "output",
+		        strerror(errno));
+		rc = 2;
+	}
+	rec_report_damage("export", path, o.r, bad);
+	rec_opened_close(&o);
+	return rc;
+}
+
+int rec_cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
+	                                     {"output", required_argument, NULL, 'o'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {0}};
+	enum format fmt = FMT_NONE;
+	const char *out = NULL;
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		if (ch == 'f' && (!strcmp(optarg, "csv") || !strcmp(optarg, "jsonl") ||
+		                  !strcmp(optarg, "chrome"))) {
+			fmt = !strcmp(optarg, "csv") ? FMT_CSV : !strcmp(optarg, "jsonl") ? FMT_JSONL
+			                                                                  : FMT_CHROME;
+		} else if (ch == 'f') {
+			fprintf(stderr, "iopulse export: unknown format '%s' (csv, jsonl or chrome)\n",
+			        optarg);
+			return 1;
+		} else if (ch == 'o') {
+			out = optarg;
+		} else {
+			usage(ch == 'h' ? stdout : stderr);
+			return ch == 'h' ? 0 : 1;
+		}
+	}
+	if (optind != argc - 1 || fmt == FMT_NONE) {
+		fprintf(stderr, "iopulse export: %s; usage: iopulse export FILE --format csv|jsonl|chrome "
+		                "[-o OUT]\n", optind != argc - 1 ? "give one recording" : "--format is required");
+		return 1;
+	}
+	return export(argv[optind], fmt, out);
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""`iopulse replay` in the dashboard, end to end: a real job (fpp, 4 ranks,
+rank 2 slowed by the fault-injection preload) recorded headless, then the
+real binary replaying it in a tmux pane (120x40), driven with send-keys and
+read with capture-pane (Pane from tmux_test.py).
+
+    replay_tmux_test.py --iopulse IOPULSE --mpirun LAUNCHER --fault LIBIOPFAULT --fpp FPP
+
+Checks, each by polling the screen with a bounded timeout:
+  the badge (REPLAY 1x) and ranks 4 while it plays; Space pauses (PAUSED);
+  r shows the first tick, Z the last; left steps one tick back; b 50%
+  lands between them; [ and ] clamp to the ends of a short recording; n
+  goes to the straggler alert's start with its notice, N finds none
+  earlier; + + - 0 set the badge to 4x, 8x... and back; played at 8x from
+  the start, the recording ends in well under its span and no sooner than
+  an eighth of it; S at the end saves a view whose per-rank bytes equal the
+  live summary's (read + write) and whose tick is the last; S after b 50%
+  saves that tick; a truncated copy replays and says TRUNCATED at; q exits 0.
+Standard library only. Exit status: 0 pass, 1 fail.
+"""
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tmux_test import Fail, row_of, shown_time, tmux_main  # noqa: E402
+
+
+def record(args, tmp):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               IOPFAULT_RANK="2", IOPFAULT_DELAY_US="1000")
+    rec, summary = os.path.join(tmp, "job.iop"), os.path.join(tmp, "live.json")
+    launcher = [args.mpirun, "-n", "4"]
+    if "mpich" not in os.path.basename(args.mpirun):
+        launcher.insert(1, "--oversubscribe")
+    os.mkdir(os.path.join(tmp, "data"))
+    p = subprocess.run([args.iopulse, "run", "--headless", "--record", rec, "--summary-json",
+                        summary, "--also-preload", args.fault, "--"] + launcher +
+                       [args.fpp, "-n", "3000", "-s", "4096", "-d", os.path.join(tmp, "data")],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=120)
+    if p.returncode != 0:
+        raise Fail("recording the job: exit %d: %s" % (p.returncode, p.stderr[-2000:]))
+    with open(summary) as f:
+        return rec, json.load(f)
+
+
+def start(args, tmp, pane, rec, name):
+    env = {"HOME": tmp, "TMPDIR": tmp, "IOPULSE_SAVE_DIR": tmp, "TERM": "screen",
+           "LANG": "C.UTF-8"}
+    for k in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "IOP_SANITIZED"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    shell = "env %s %s replay %s; echo IOPULSE-EXIT=$?; sleep 600" % (
+        " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in env.items()),
+        shlex.quote(args.iopulse), shlex.quote(rec))
+    pane.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", tmp, shell)
+
+
+def secs(hms):
+    h, m, s = (int(x) for x in hms.split(":"))
+    return h * 3600 + m * 60 + s
+
+
+def save(pane, tmp):
+    """S, then the saved view's JSON."""
+    before = set(glob.glob(os.path.join(tmp, "iopulse-*.json")))
+    pane.keys("S")
+    pane.wait_text("saved ")
+    new = set(glob.glob(os.path.join(tmp, "iopulse-*.json"))) - before
+    if len(new) != 1:
+        raise Fail("S saved %d JSON files" % len(new))
+    with open(new.pop()) as f:
+        return json.load(f)
+
+
+def run(args, tmp, pane):
+    rec, live = record(args, tmp)
+    start(args, tmp, pane, rec, "t")
+    s = pane.wait("the badge and 4 ranks", lambda s: "REPLAY 1x" in s and "ranks 4" in s)
+
+    pane.keys("Space")
+    pane.wait_text("PAUSED")
+    pane.keys("r")
+    first = shown_time(pane.wait("the first tick", lambda s: "ranks 4" not in s or
+                                 "PAUSED" in s))
+    pane.keys("Z")
+    s = pane.wait("the last tick", lambda s: shown_time(s) != first)
+    last = shown_time(s)
+    if secs(last) - secs(first) < 3:
+        raise Fail("recording spans %s to %s only" % (first, last))
+    end = save(pane, tmp)
+    if end["view"] != "ranks":
+        raise Fail("saved view %r" % end["view"])
+    want = {r["rank"]: r["read_bytes"] + r["write_bytes"] for r in live["ranks"]}
+    got = {r["rank"]: r["bytes"] for r in end["rows"]}
+    if got != want:
+        raise Fail("bytes per rank at the end %s, live summary %s" % (got, want))
+    print("end: view's bytes per rank equal the live summary's: %s" % got)
+
+    pane.keys("Left")
+    pane.wait("one tick back", lambda s: secs(shown_time(s)) == secs(last) - 1)
+    pane.keys("b")
+    pane.keys("50%", "Enter")
+    mid = shown_time(pane.wait("50%", lambda s: secs(first) < secs(shown_time(s)) < secs(last)))
+    view = save(pane, tmp)
+    back = end["tick"] - view["tick"]  # 1 s ticks
+    if view["view"] != "ranks" or abs(back - (secs(last) - secs(mid))) > 1:
+        raise Fail("saved at 50%%: tick %s, %d before the end's, shown %s to %s"
+                   % (view["tick"], back, mid, last))
+    pane.keys("[")
+    pane.wait("[ to the start", lambda s: shown_time(s) == first)
+    pane.keys("]")
+    pane.wait("] to the end", lambda s: shown_time(s) == last)
+    print("seek: r %s, Z %s, b 50%% %s, left, [ ] clamp" % (first, last, mid))
+
+    # alerts: from the start, n lands on the straggler
+    pane.keys("r")
+    pane.wait("rewound", lambda s: shown_time(s) == first)
+    pane.keys("n")
+    s = pane.wait("the next alert", lambda s: "straggler" in s.splitlines()[-1])
+    at = shown_time(s)
+    if not secs(first) < secs(at) <= secs(last) or not row_of(s, 2).startswith(("CRIT", "WARN")):
+        raise Fail("n: at %s, rank 2's row %r" % (at, row_of(s, 2)))
+    pane.keys("r")
+    pane.wait("rewound", lambda s: shown_time(s) == first)
+    pane.keys("N")
+    pane.wait_text("no earlier alert")
+    print("alerts: n goes to the straggler at %s, rank 2 flagged" % at)
+
+    # speed: the badge, then a timed play from the start at 8x
+    pane.keys("Space")
+    pane.wait_text("REPLAY 1x")
+    for k, badge in (("+", "REPLAY 2x"), ("+", "REPLAY 4x"), ("-", "REPLAY 2x"),
+                     ("0", "REPLAY 1x"), ("+", "REPLAY 2x"), ("+", "REPLAY 4x"),
+                     ("+", "REPLAY 8x")):
+        pane.keys(k)
+        pane.wait_text(badge)
+    pane.keys("r")
+    pane.wait("rewound", lambda s: shown_time(s) == first and "PAUSED" in s)
+    t0 = time.monotonic()
+    pane.keys("Space")
+    pane.wait("the end at 8x", lambda s: shown_time(s) == last and "REPLAY 8x" in s)
+    took = time.monotonic() - t0
+    span = secs(last) - secs(first)
+    if not (span - 1) / 8 * 0.8 <= took < span * 0.75:
+        raise Fail("8x played a %d s recording in %.2f s" % (span, took))
+    print("speed: badges 2x 4x 2x 1x ... 8x; %d s played in %.2f s at 8x" % (span, took))
+
+    pane.keys("q")
+    pane.wait_text("IOPULSE-EXIT=0")
+
+    # a truncated copy
+    with open(rec, "rb") as f:
+        data = f.read()
+    cut = os.path.join(tmp, "cut.iop")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) * 3 // 4])
+    pane.tmux("kill-session", "-t", "t", check=False)
+    start(args, tmp, pane, cut, "t")
+    s = pane.wait_text("TRUNCATED at")
+    print("truncated: %s" % [l for l in s.splitlines() if "TRUNCATED" in l][0].strip())
+    pane.keys("q")
+    pane.wait_text("IOPULSE-EXIT=0")
+
+
+def main():
+    return tmux_main(run, "replay_tmux_test")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

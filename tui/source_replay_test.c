@@ -1,0 +1,229 @@
+/* Replay fidelity: the replay source's state at tick T, however it got
+ * there (played through, sought back to a keyframe, stepped forward), is
+ * the live root's state when T closed, byte for byte, and the dashboard's
+ * tables built from both are the same. A sim job (collector/sim.h) goes
+ * through the real leaf and root and is recorded with a keyframe every 10
+ * s; the live state is snapshot at every tick as the root closes it. Also:
+ * a truncated copy opens, ends at its last whole tick and says TRUNCATED;
+ * what is not a recording is refused with a sentence. */
+#include "test_util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "keyframe.h"
+#include "model.h"
+#include "record.h"
+#include "sim.h"
+#include "source_replay.h"
+
+#define SEC   1000000000ull
+#define T0    (1700000000ull * SEC)
+#define TICKS 90
+
+struct snap {
+	uint8_t *state; /* keyframe encoding */
+	size_t len;
+	char *table;    /* the Ranks, Files and Layers tables as text */
+};
+
+static struct snap live[TICKS * 2]; /* the sim closes some ticks past TICKS */
+static int64_t first_tick = -1, last_tick = -1;
+static struct coll_record *rec;
+
+/* The tables a view shows at t_end, every value printed exactly. */
+static char *tables(const struct coll_state *s, int64_t t_end)
+{
+	char *buf;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	static const enum tui_list lists[] = {TUI_LIST_RANKS, TUI_LIST_FILES, TUI_LIST_LAYERS,
+	                                      TUI_LIST_SITES};
+	for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
+		struct tui_table t = {0};
+		struct tui_query q = {.list = lists[l], .t_end = t_end, .window = 10, .layer = -1};
+		assert_int_equal(tui_table_build(&t, s, &q), IOP_OK);
+		tui_table_sort(&t, TUI_COL_BYTES, true);
+		for (size_t i = 0; i < t.n; i++) {
+			const struct tui_row *r = &t.rows[i];
+			fprintf(f, "%d %u %" PRIu64 " %s", (int)l, r->rank, r->id, r->name ? r->name : "-");
+			for (int c = 0; c < TUI_COL__COUNT; c++)
+				fprintf(f, " %a", r->v[c]);
+			for (int c = 0; c < TUI_SPARK; c++)
+				fprintf(f, " %a", (double)r->spark[c]);
+			fputc('\n', f);
+		}
+		tui_table_free(&t);
+	}
+	fclose(f);
+	return buf;
+}
+
+static void snapshot(const struct coll_state *s, struct snap *out)
+{
+	size_t cap = 0;
+	out->state = NULL;
+	assert_int_equal(coll_state_encode_keyframe(s, 0, &out->state, &cap, &out->len), IOP_OK);
+	out->table = tables(s, s->last_t);
+}
+
+static void on_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
+{
+	(void)arg;
+	coll_record_tick_state(rec, d, s);
+	if (first_tick < 0)
+		first_tick = d->tick.t;
+	last_tick = d->tick.t;
+	int64_t i = d->tick.t - first_tick;
+	if (i >= 0 && i < (int64_t)(sizeof live / sizeof *live) && !live[i].state)
+		snapshot(s, &live[i]);
+}
+
+static char dir[] = "/tmp/iop-srcreplay-XXXXXX", path[256];
+
+static int setup(void **st)
+{
+	(void)st;
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof path, "%s/job.iop", dir);
+	struct coll_job_info job = {.id = 0x5eed, .start_ns = T0, .command = "sim", .tick_ns = SEC};
+	struct coll_record_opts o = {.keyframe_every_ns = 10 * SEC};
+	if (!(rec = coll_record_open_opts(path, &job, &o)))
+		return -1;
+	struct coll_sim sim;
+	if (coll_sim_new(&sim, 4, IOP_WL_MIXED, T0, NULL, on_tick, NULL) ||
+	    coll_sim_run_until(&sim, T0 + TICKS * SEC, 32) || coll_sim_finish(&sim))
+		return -1;
+	coll_record_close(rec);
+	coll_sim_free(&sim);
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	for (size_t i = 0; i < sizeof live / sizeof *live; i++) {
+		free(live[i].state);
+		free(live[i].table);
+	}
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, getenv("KEEP_TMP") ? "true %s" : "rm -rf %s", dir);
+	return system(cmd);
+}
+
+/* The source shows tick t exactly as the live root had it. */
+static void assert_live(const struct tui_source *src, int64_t t)
+{
+	const struct coll_state *s = src->ops->state(src->self);
+	assert_int_equal(s->last_t, t);
+	const struct snap *want = &live[t - first_tick];
+	if (!want->state)
+		fprintf(stderr, "no live snapshot of tick %lld (first %lld)\n", (long long)t,
+		        (long long)first_tick);
+	assert_non_null(want->state);
+	struct snap got;
+	snapshot(s, &got);
+	assert_int_equal(got.len, want->len);
+	assert_memory_equal(got.state, want->state, got.len);
+	assert_string_equal(got.table, want->table);
+	free(got.state);
+	free(got.table);
+}
+
+static void fidelity(void **st)
+{
+	(void)st;
+	struct tui_source src;
+	char why[256];
+	assert_int_equal(tui_source_replay_open(&src, path, false, why, sizeof why), IOP_OK);
+	assert_int_equal(src.ops->mode, TUI_SRC_MODE_REPLAY);
+	int64_t first, last;
+	src.ops->range(src.self, &first, &last);
+	assert_int_equal(first, first_tick);
+	assert_true(last - first >= TICKS - 2);
+	assert_live(&src, first); /* the first tick is shown at open */
+
+	/* played through, as fast as it goes: every tick on the way */
+	src.ops->set_speed(src.self, 1e6);
+	unsigned got = 0;
+	for (int i = 0; i < 10000 && !(got & TUI_SRC_ENDED); i++) {
+		got |= src.ops->pump(src.self, 0);
+		assert_live(&src, src.ops->state(src.self)->last_t);
+	}
+	assert_true(got & TUI_SRC_TICK);
+	assert_true(got & TUI_SRC_ENDED);
+	assert_int_equal(src.ops->state(src.self)->last_t, last);
+
+	/* sought: back far (keyframes), forward a little, back one, the ends */
+	src.ops->set_paused(src.self, true);
+	int64_t to[] = {first + 45, first + 48, first + 47, first + 12, first + 9, first + 70,
+	                first, last, first + 31, first + 31 + 119, first + 5};
+	for (size_t i = 0; i < sizeof to / sizeof *to; i++) {
+		int64_t want = to[i] > last ? last : to[i];
+		assert_int_equal(src.ops->seek(src.self, to[i]), want);
+		assert_live(&src, want);
+	}
+	/* out of range: clamped */
+	assert_int_equal(src.ops->seek(src.self, first - 100), first);
+	assert_int_equal(src.ops->seek(src.self, last + 100), last);
+	/* paused: pumping shows nothing new */
+	assert_int_equal(src.ops->seek(src.self, first + 20), first + 20);
+	assert_int_equal(src.ops->pump(src.self, 0) & TUI_SRC_TICK, 0);
+	assert_int_equal(src.ops->state(src.self)->last_t, first + 20);
+	assert_null(src.ops->error(src.self));
+	src.ops->close(src.self);
+}
+
+static void truncated(void **st)
+{
+	(void)st;
+	char cut[300];
+	snprintf(cut, sizeof cut, "%s/cut.iop", dir);
+	FILE *in = fopen(path, "rb"), *out = fopen(cut, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	fseek(in, 0, SEEK_END);
+	long size = ftell(in);
+	rewind(in);
+	char *buf = malloc((size_t)size);
+	assert_int_equal(fread(buf, 1, (size_t)size, in), (size_t)size);
+	fwrite(buf, 1, (size_t)(size * 2 / 3), out); /* mid-frame, most likely */
+	fclose(in);
+	fclose(out);
+	free(buf);
+	struct tui_source src;
+	char why[256];
+	assert_int_equal(tui_source_replay_open(&src, cut, false, why, sizeof why), IOP_OK);
+	int64_t first, last;
+	src.ops->range(src.self, &first, &last);
+	assert_true(last > first + 10 && last < last_tick - 5);
+	assert_int_equal(src.ops->seek(src.self, last), last);
+	assert_live(&src, last);
+	assert_int_equal(src.ops->seek(src.self, first + 3), first + 3);
+	assert_live(&src, first + 3);
+	const char *e = src.ops->error(src.self);
+	assert_non_null(e);
+	assert_non_null(strstr(e, "TRUNCATED at "));
+	src.ops->close(src.self);
+
+	/* not a recording, missing */
+	assert_int_not_equal(tui_source_replay_open(&src, "/etc/passwd", false, why, sizeof why),
+	                     IOP_OK);
+	assert_non_null(strstr(why, "not an iopulse recording"));
+	assert_int_not_equal(tui_source_replay_open(&src, "/nonexistent.iop", false, why, sizeof why),
+	                     IOP_OK);
+	assert_non_null(strstr(why, "No such file"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fidelity),
+		cmocka_unit_test(truncated),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
