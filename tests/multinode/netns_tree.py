@@ -158,7 +158,9 @@ def run_job(a, tmp):
 
 
 # The ssh stand-in: "AGENT [-opts] HOST COMMAND..." runs COMMAND with sh in
-# HOST's namespace and host name, with the environment ssh would give it.
+# HOST's namespace and host name, with the environment ssh would give it
+# (and ASAN_OPTIONS, as a sanitizer build's user would set on every node:
+# the MPI runtime's own leaks are not ours to report).
 LAUNCH_AGENT = """#!/bin/sh
 while [ "${1#-}" != "$1" ]; do shift; done  # ssh options (hydra passes -x)
 host=$1; shift
@@ -167,6 +169,7 @@ case $host in
   *) echo "agent: unknown host $host" >&2; exit 255;;
 esac
 exec env -i PATH="$PATH" HOME="$HOME" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \\
+  ASAN_OPTIONS="${ASAN_OPTIONS:-}" \\
   ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$1"' "$ns" "$*"
 """
 
