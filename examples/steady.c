@@ -2,8 +2,8 @@
  * the alert tests. Each rank writes its own file DIR/steady.<rank> with
  * pwrite() at a fixed pace, RATE calls of S bytes per second, for T
  * seconds, cycling over the first F bytes of the file (so the file stays
- * small however long it runs); every R-th call (-r, 0: none) is a pread of
- * a block written before, checked. A call that comes late (the file system
+ * small however long it runs); every R-th call (-r, 0: none) is instead a
+ * pread of the block the last write wrote, checked. A call that comes late (the file system
  * or a fault slowed the rank down) is not made up for: the rank falls
  * behind, as a real rank would, and the pace restarts from there.
  *
@@ -129,13 +129,14 @@ int main(int argc, char **argv)
 		ex_die("out of memory for %llu-byte buffers", (unsigned long long)o.size);
 
 	fill(buf, rank, o.size);
-	uint64_t blocks = o.span / o.size, written = 0; /* blocks written at least once */
+	uint64_t blocks = o.span / o.size, last = 0; /* the block the last write wrote */
+	bool wrote = false;
 	uint64_t period = 1000000000u / o.rate, start = now_ns();
 	uint64_t end = start + o.seconds * 1000000000u, next = start;
 	for (uint64_t i = 0; now_ns() < end; i++) {
 		uint64_t b = i % blocks;
-		if (o.read_every && i % o.read_every == o.read_every - 1 && written) {
-			uint64_t rb = (i / o.read_every) % written;
+		if (o.read_every && i % o.read_every == o.read_every - 1 && wrote) {
+			uint64_t rb = last;
 			ssize_t n = pread(fd, back, o.size, (off_t)(rb * o.size));
 			if (n < 0 || (uint64_t)n != o.size)
 				ex_die("pread %s: %s", path, n < 0 ? strerror(errno) : "short read");
@@ -151,8 +152,8 @@ int main(int argc, char **argv)
 				ex_die("pwrite %s: %s", path, n < 0 ? strerror(errno) : "short write");
 			io.write_ops++;
 			io.write_bytes += (uint64_t)n;
-			if (b + 1 > written)
-				written = b + 1;
+			last = b;
+			wrote = true;
 		}
 		next += period;
 		uint64_t t = now_ns();
