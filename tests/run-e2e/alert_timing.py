@@ -34,6 +34,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import fail, launcher_cmd  # noqa: E402
+
 TICK_S = 1.0          # iopulse run's default tick
 WITHIN_TICKS = 4      # the alert's tick end - fault start < this: within 3 ticks
 END_WITHIN_TICKS = 12
@@ -72,16 +75,6 @@ CASES = {
                 ("imbalance", "job", "rank 0 moved")]),
 }
 
-
-def fail(msg):
-    print("FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def launcher_cmd(mpirun, ranks):
-    if "mpich" in os.path.basename(mpirun) or "mpiexec" in os.path.basename(mpirun):
-        return [mpirun, "-n", str(ranks)]
-    return [mpirun, "--oversubscribe", "-n", str(ranks)]
 
 
 def run(args, case, tmp):

@@ -25,16 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import fail, launcher_cmd  # noqa: E402
 
-def fail(msg):
-    print("FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def launcher_cmd(mpirun, ranks):
-    if "mpich" in os.path.basename(mpirun) or "mpiexec" in os.path.basename(mpirun):
-        return [mpirun, "-n", str(ranks)]
-    return [mpirun, "--oversubscribe", "-n", str(ranks)]
 
 
 def main():

@@ -20,10 +20,8 @@ import sys
 import tempfile
 import time
 
-
-def fail(msg):
-    print("FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import fail  # noqa: E402
 
 
 def written_so_far(iopulse, rec):

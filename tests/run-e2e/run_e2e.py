@@ -45,19 +45,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import fail, launcher_cmd  # noqa: E402
+
 TIMEOUT_S = 120
-
-
-def fail(msg):
-    print("FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def launcher_cmd(args):
-    n = str(args.ranks)
-    if "mpich" in os.path.basename(args.mpirun) or "mpiexec" in os.path.basename(args.mpirun):
-        return [args.mpirun, "-n", n]
-    return [args.mpirun, "--oversubscribe", "-n", n]
 
 
 def run(args, tmp):
@@ -69,7 +60,7 @@ def run(args, tmp):
                OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp)
     opts = ["--headless", "--format", "jsonl", "--summary-json", summary, "--alerts", alerts,
             "--record", os.path.join(tmp, "rec.iop")]
-    launcher = launcher_cmd(args)
+    launcher = launcher_cmd(args.mpirun, args.ranks)
     if args.fault:
         opts += ["--also-preload", args.fault, "--fail-on", "warn"]
         for kv in args.env:
