@@ -10,9 +10,10 @@
  *                      viewer's sockets are, pump() applies the ticks received
  *                      to the viewer's coll_state and refreshes the alerts;
  *                      status() says when the data is stale or the root gone
- *   replay             `iopulse replay FILE` (to be written): pump() applies
- *                      the recording's DELTA frames at the playback speed;
- *                      seek() re-applies from the nearest KEYFRAME
+ *   replay             `iopulse replay FILE` (source_replay.c): pump() applies
+ *                      the recording's DELTA frames at the playback speed
+ *                      (its fd is a timerfd); seek() re-applies from the
+ *                      nearest KEYFRAME
  *
  * Contract, for whoever writes a source:
  *   - state() is never NULL once the source is open; its history tiers are
