@@ -19,8 +19,7 @@ struct coll_leaf {
 	int64_t oldest;              /* oldest open tick */
 	struct proc *procs;
 	uint32_t n_procs, cap_procs;
-	uint32_t layer_row[4][4]; /* cached_row() slots of the LAYER rows */
-	int64_t layer_row_t[4][4];
+	struct proc_rowc layer_row[4][4]; /* cached_row() entries of the LAYER rows */
 	uint32_t *slot; /* (node, pid) index: proc index + 1 */
 	uint32_t n_slots;
 	struct scratch { /* decoded frame, grown to the largest frame seen */
@@ -217,13 +216,6 @@ static void add_to_cell(struct coll_cell *c, const struct call *k)
 	}
 }
 
-static void add_row(struct coll_tick *t, const struct coll_key *key, const struct call *k)
-{
-	struct coll_cell *c;
-	if (coll_tick_row(t, key, &c) == IOP_OK)
-		add_to_cell(c, k);
-}
-
 /* Busy time: the part of [start, end] not yet counted for this process's
  * (layer, class), spread over the open ticks it covers. The row of the
  * event's own tick is given (the usual case: the call fits in it). */
@@ -256,23 +248,33 @@ static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event
 	}
 }
 
-/* The row of key in d's tick through a one-entry cache (*slot: row index
- * + 1, valid while the tick has not been reset: rows only append). */
+/* The row of key in d's tick through a cache entry (proc.h): a hit needs
+ * neither the tick's index nor its keys, both cold in a tick of thousands
+ * of rows. */
 static struct coll_cell *cached_row(struct coll_delta *d, const struct coll_key *key,
-                                    uint32_t *slot, int64_t *slot_t)
+                                    struct proc_rowc *e)
 {
-	if (*slot && *slot_t == d->tick.t && *slot <= d->tick.n) {
-		const struct coll_key *k = &d->tick.key[*slot - 1];
-		if (k->rank == key->rank && k->layer == key->layer && k->cls == key->cls &&
-		    k->kind == key->kind && k->id == key->id)
-			return &d->tick.cell[*slot - 1];
-	}
+	if (e->kind == key->kind && e->t == d->tick.t && e->id == key->id && e->rank == key->rank &&
+	    e->layer == key->layer && e->cls == key->cls && e->row < d->tick.n)
+		return &d->tick.cell[e->row];
 	struct coll_cell *c;
 	if (coll_tick_row(&d->tick, key, &c) != IOP_OK)
 		return NULL;
-	*slot = (uint32_t)(c - d->tick.cell) + 1;
-	*slot_t = d->tick.t;
+	*e = (struct proc_rowc){.t = d->tick.t, .id = key->id, .rank = key->rank,
+	                        .row = (uint32_t)(c - d->tick.cell), .kind = key->kind,
+	                        .layer = key->layer, .cls = key->cls};
 	return c;
+}
+
+/* The FILE or SITE row of key, through p's cache. */
+static void add_id_row(struct coll_delta *d, struct proc *p, const struct coll_key *key,
+                       const struct call *k)
+{
+	uint64_t h = (key->id ^ (uint64_t)key->kind << 8 ^ (uint64_t)key->layer << 4 ^ key->cls) *
+	             UINT64_C(0x9e3779b97f4a7c15);
+	struct coll_cell *c = cached_row(d, key, &p->rowc[h >> 58]);
+	if (c)
+		add_to_cell(c, k);
 }
 
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
@@ -293,23 +295,23 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 		k.sequential = proc_sequential(p, ev->file, ev->offset, ev->bytes);
 	}
 	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
-	struct coll_cell *rank_cell = cached_row(d, &key, &p->row[ev->layer][cls], &p->row_t[ev->layer][cls]);
+	struct coll_cell *rank_cell = cached_row(d, &key, &p->row[ev->layer][cls]);
 	/* its index: the lookups below may move the rows */
 	uint32_t rank_idx = rank_cell ? (uint32_t)(rank_cell - d->tick.cell) : UINT32_MAX;
 	if (rank_cell)
 		add_to_cell(rank_cell, &k);
 	key = coll_key_layer(ev->layer, cls);
-	struct coll_cell *c = cached_row(d, &key, &l->layer_row[ev->layer][cls], &l->layer_row_t[ev->layer][cls]);
+	struct coll_cell *c = cached_row(d, &key, &l->layer_row[ev->layer][cls]);
 	if (c)
 		add_to_cell(c, &k);
 	if (file) {
 		key = coll_key_file(file, ev->layer, cls);
-		add_row(&d->tick, &key, &k);
+		add_id_row(d, p, &key, &k);
 	}
 	uint64_t site = ev->site ? proc_hash(p, ev->site) : 0;
 	if (site) {
 		key = coll_key_site(site, ev->layer, cls);
-		add_row(&d->tick, &key, &k);
+		add_id_row(d, p, &key, &k);
 	}
 	add_busy(l, p, ev, cls, d->tick.t, rank_idx == UINT32_MAX ? NULL : &d->tick.cell[rank_idx]);
 }

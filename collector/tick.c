@@ -22,7 +22,8 @@ void coll_tick_init(struct coll_tick *k, int64_t t, uint64_t tick_ns)
 
 void coll_tick_free(struct coll_tick *k)
 {
-	for (uint32_t i = 0; i < k->n; i++)
+	uint32_t n = k->n > k->n_kept ? k->n : k->n_kept;
+	for (uint32_t i = 0; i < n; i++)
 		iop_hist_free(&k->cell[i].hist);
 	free(k->key);
 	free(k->cell);
@@ -30,10 +31,15 @@ void coll_tick_free(struct coll_tick *k)
 	coll_tick_init(k, 0, k->tick_ns);
 }
 
+/* The rows' histograms keep their buckets (zeroed) for the next rows in
+ * their cells: a leaf fills and resets the same ticks all the time, and
+ * allocating every histogram again each tick cost it a tenth of its time. */
 void coll_tick_reset(struct coll_tick *k, int64_t t)
 {
 	for (uint32_t i = 0; i < k->n; i++)
-		iop_hist_free(&k->cell[i].hist);
+		iop_hist_reset(&k->cell[i].hist);
+	if (k->n > k->n_kept)
+		k->n_kept = k->n;
 	if (k->slot)
 		memset(k->slot, 0, k->n_slots * sizeof(*k->slot));
 	k->n = 0;
@@ -117,7 +123,13 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
 	}
 	uint32_t i = k->n++;
 	k->key[i] = *key;
-	coll_cell_init(&k->cell[i]);
+	if (i < k->n_kept) { /* an empty histogram with memory: keep it */
+		struct iop_hist h = k->cell[i].hist;
+		memset(&k->cell[i], 0, sizeof(k->cell[i]));
+		k->cell[i].hist = h;
+	} else {
+		coll_cell_init(&k->cell[i]);
+	}
 	k->slot[probe(k, key)] = i + 1;
 	*cell = &k->cell[i];
 	return IOP_OK;
@@ -282,6 +294,15 @@ static bool kept(const struct file_activity *top, uint32_t n, uint64_t id)
 	return bsearch(&want, top, n, sizeof(*top), by_id) != NULL;
 }
 
+/* Rebuilds the index over rows [0, n). */
+static void reindex(struct coll_tick *k)
+{
+	if (k->slot)
+		memset(k->slot, 0, k->n_slots * sizeof(*k->slot));
+	for (uint32_t i = 0; i < k->n; i++)
+		k->slot[probe(k, &k->key[i])] = i + 1;
+}
+
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 {
 	/* One entry per FILE row; a file with several (layer, class) rows
@@ -313,24 +334,40 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 	qsort(v, files, sizeof(*v), by_weight_desc);
 	uint32_t keep = max_files - 1; /* the "other" row takes the last place */
 	qsort(v, keep, sizeof(*v), by_id);
-	struct coll_tick out;
-	coll_tick_init(&out, k->t, k->tick_ns);
-	enum iop_err e = IOP_OK;
-	for (uint32_t i = 0; !e && i < k->n; i++) {
+	/* In place, rows keeping their order (as if the tick were built again
+	 * with the folded keys): a folded row becomes its (layer, class)'s
+	 * "other" row where the first of them stood, or merges into it. A row
+	 * whose merge fails (NOMEM, a full bucket: the merge then changes
+	 * nothing) stays a row of its own, so totals are kept either way. */
+	uint32_t other[IOP_LAYER__COUNT][IOP_CLASS__COUNT]; /* row index + 1 */
+	memset(other, 0, sizeof(other));
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < k->n; i++) {
 		struct coll_key key = k->key[i];
-		if (key.kind == COLL_ROW_FILE && !kept(v, keep, key.id))
-			key.id = COLL_ID_OTHER;
-		struct coll_cell *c;
-		e = coll_tick_row(&out, &key, &c);
-		if (!e)
-			e = coll_cell_merge(c, &k->cell[i]);
+		if (key.kind == COLL_ROW_FILE && !kept(v, keep, key.id)) {
+			uint32_t *o = &other[key.layer][key.cls];
+			if (*o && coll_cell_merge(&k->cell[*o - 1], &k->cell[i]) == IOP_OK) {
+				iop_hist_free(&k->cell[i].hist);
+				continue;
+			}
+			if (!*o) {
+				key.id = COLL_ID_OTHER;
+				*o = w + 1;
+			}
+		}
+		k->key[w] = key;
+		if (w != i)
+			k->cell[w] = k->cell[i];
+		w++;
 	}
 	free(v);
-	if (e) {
-		coll_tick_free(&out);
-		return e;
-	}
-	coll_tick_free(k);
-	*k = out;
+	/* cells past w were moved down or merged: their histogram memory is
+	 * owned elsewhere or freed */
+	for (uint32_t i = w; i < k->n; i++)
+		iop_hist_init(&k->cell[i].hist);
+	if (k->n_kept < k->n)
+		k->n_kept = k->n;
+	k->n = w;
+	reindex(k);
 	return IOP_OK;
 }

@@ -71,6 +71,7 @@ struct coll_tick {
 	int64_t t;          /* tick number */
 	uint64_t tick_ns;   /* tick length */
 	uint32_t n, cap;    /* rows */
+	uint32_t n_kept;    /* cells [n, n_kept) keep histogram memory for reuse */
 	struct coll_key *key;
 	struct coll_cell *cell;
 	uint32_t *slot;     /* open addressing: row index + 1, 0 = empty */
@@ -82,7 +83,7 @@ struct coll_tick {
 
 void coll_tick_init(struct coll_tick *k, int64_t t, uint64_t tick_ns);
 void coll_tick_free(struct coll_tick *k);
-/* Empties it for tick t, keeping its memory. */
+/* Empties it for tick t, keeping its memory (histograms' included). */
 void coll_tick_reset(struct coll_tick *k, int64_t t);
 
 /* The row of key, added (zeroed) when absent. NOMEM leaves the tick as it was. */
