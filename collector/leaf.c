@@ -516,6 +516,10 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 		fn(arg, d);
 		coll_delta_reset(d, l->oldest + RING);
 		l->oldest++;
+		/* its memory to the next ticks to fill, not 64 slots on */
+		for (int64_t t = l->oldest; t < l->oldest + 2; t++)
+			if (coll_delta_pass_memory(d, &l->ring[t % RING]))
+				break;
 	}
 }
 
