@@ -98,7 +98,7 @@ static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
 	if (tr->cap == 0) {
 		coll_tick_init(evicted, k->t, k->tick_ns);
 		*has_evicted = true;
-		return coll_tick_merge(evicted, k);
+		return coll_tick_copy(evicted, k);
 	}
 	int64_t bin = k->t / (int64_t)tr->ticks_per_bin;
 	if (tr->n) {
@@ -121,7 +121,7 @@ static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
 	/* A bin is numbered by its first tick, so lookups by tick find it. */
 	coll_tick_init(slot, bin * (int64_t)tr->ticks_per_bin, k->tick_ns);
 	tr->n++;
-	return coll_tick_merge(slot, k);
+	return coll_tick_copy(slot, k);
 }
 
 static enum iop_err history_push(struct coll_state *s, const struct coll_tick *k)

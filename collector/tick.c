@@ -106,6 +106,22 @@ static enum iop_err grow(struct coll_tick *k, uint32_t want)
 	return IOP_OK;
 }
 
+/* Appends a zeroed row of key, absent, at index slot s (room checked). */
+static struct coll_cell *append(struct coll_tick *k, const struct coll_key *key, uint32_t s)
+{
+	uint32_t i = k->n++;
+	k->key[i] = *key;
+	if (i < k->n_kept) { /* an empty histogram with memory: keep it */
+		struct iop_hist h = k->cell[i].hist;
+		memset(&k->cell[i], 0, sizeof(k->cell[i]));
+		k->cell[i].hist = h;
+	} else {
+		coll_cell_init(&k->cell[i]);
+	}
+	k->slot[s] = i + 1;
+	return &k->cell[i];
+}
+
 enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
                            struct coll_cell **cell)
 {
@@ -121,17 +137,7 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
 		if (e)
 			return e;
 	}
-	uint32_t i = k->n++;
-	k->key[i] = *key;
-	if (i < k->n_kept) { /* an empty histogram with memory: keep it */
-		struct iop_hist h = k->cell[i].hist;
-		memset(&k->cell[i], 0, sizeof(k->cell[i]));
-		k->cell[i].hist = h;
-	} else {
-		coll_cell_init(&k->cell[i]);
-	}
-	k->slot[probe(k, key)] = i + 1;
-	*cell = &k->cell[i];
+	*cell = append(k, key, probe(k, key));
 	return IOP_OK;
 }
 
@@ -176,6 +182,54 @@ enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
 	dst->inflight += src->inflight;
 	if (src->oldest_ns && (!dst->oldest_ns || src->oldest_ns < dst->oldest_ns))
 		dst->oldest_ns = src->oldest_ns;
+	return IOP_OK;
+}
+
+/* Rebuilds the index over rows [0, n). */
+static void reindex(struct coll_tick *k)
+{
+	if (k->slot)
+		memset(k->slot, 0, k->n_slots * sizeof(*k->slot));
+	for (uint32_t i = 0; i < k->n; i++)
+		k->slot[probe(k, &k->key[i])] = i + 1;
+}
+
+/* Into an empty tick a merge is a copy: rows in the same order, so the
+ * arrays and (at the same size) the index copy whole, without a probe or
+ * a histogram's bucket-by-bucket merge. The state's history takes every
+ * closed tick this way. */
+enum iop_err coll_tick_copy(struct coll_tick *dst, const struct coll_tick *src)
+{
+	if (dst->n || src->n == 0)
+		return coll_tick_merge(dst, src);
+	if (src->n > dst->cap || dst->n_slots == 0) {
+		enum iop_err e = grow(dst, src->n);
+		if (e)
+			return e;
+	}
+	memcpy(dst->key, src->key, (size_t)src->n * sizeof(*dst->key));
+	for (uint32_t i = 0; i < src->n; i++) {
+		struct iop_hist h;
+		if (i < dst->n_kept)
+			h = dst->cell[i].hist; /* empty, with memory */
+		else
+			iop_hist_init(&h);
+		enum iop_err e = iop_hist_merge(&h, &src->cell[i].hist);
+		if (e) { /* the rows copied so far stay, as a failed merge leaves them */
+			if (i >= dst->n_kept)
+				iop_hist_free(&h);
+			dst->n = i;
+			reindex(dst);
+			return e;
+		}
+		dst->cell[i] = src->cell[i];
+		dst->cell[i].hist = h;
+	}
+	dst->n = src->n; /* cells past n, if any, keep their memory */
+	if (dst->n_slots == src->n_slots)
+		memcpy(dst->slot, src->slot, (size_t)src->n_slots * sizeof(*dst->slot));
+	else
+		reindex(dst);
 	return IOP_OK;
 }
 
@@ -231,12 +285,12 @@ static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c)
 	if (key.kind < COLL_ROW_RANK || key.kind > COLL_ROW_SITE || key.layer >= IOP_LAYER__COUNT ||
 	    key.cls >= IOP_CLASS__COUNT)
 		return IOP_ERR_MALFORMED;
-	if (coll_tick_find(k, &key))
+	/* the caller sized the tick for every row: one probe finds a
+	 * duplicate or the place of the new row */
+	uint32_t s = probe(k, &key);
+	if (k->slot[s])
 		return IOP_ERR_MALFORMED;
-	struct coll_cell *cell;
-	enum iop_err e = coll_tick_row(k, &key, &cell);
-	if (e)
-		return e;
+	struct coll_cell *cell = append(k, &key, s);
 #define GET(f) cell->f = iop_get_varint(c);
 	CELL_FIELDS(GET)
 #undef GET
@@ -292,15 +346,6 @@ static bool kept(const struct file_activity *top, uint32_t n, uint64_t id)
 {
 	struct file_activity want = {.id = id};
 	return bsearch(&want, top, n, sizeof(*top), by_id) != NULL;
-}
-
-/* Rebuilds the index over rows [0, n). */
-static void reindex(struct coll_tick *k)
-{
-	if (k->slot)
-		memset(k->slot, 0, k->n_slots * sizeof(*k->slot));
-	for (uint32_t i = 0; i < k->n; i++)
-		k->slot[probe(k, &k->key[i])] = i + 1;
 }
 
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)

@@ -99,6 +99,10 @@ enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
  * merges several ticks into one). */
 enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src);
 
+/* dst += src, as a copy when dst is empty (the same rows in the same
+ * order, much faster than merging row by row). */
+enum iop_err coll_tick_copy(struct coll_tick *dst, const struct coll_tick *src);
+
 /* Keeps the max_files - 1 most active files' rows and folds the rest into
  * rows with id COLL_ID_OTHER (0 = no limit). */
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files);
