@@ -77,12 +77,15 @@ struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_ke
 	return s ? &k->cell[s - 1] : NULL;
 }
 
-/* Room for at least want rows (0: twice the present room). */
+/* Room for at least want rows (0: twice the present room). A tick sized
+ * for the rows it will hold (a decoded one, a copy) gets exactly that:
+ * history ticks are never added to, and the spare half of a doubled
+ * array cost memory and page faults. */
 static enum iop_err grow(struct coll_tick *k, uint32_t want)
 {
 	uint32_t cap = k->cap ? k->cap * 2 : 64;
-	while (cap < want)
-		cap *= 2;
+	if (cap < want)
+		cap = want;
 	if (cap > COLL_TICK_MAX_ROWS)
 		return IOP_ERR_OVERSIZED;
 	struct coll_key *key = realloc(k->key, cap * sizeof(*key));
@@ -93,7 +96,9 @@ static enum iop_err grow(struct coll_tick *k, uint32_t want)
 	if (!cell)
 		return IOP_ERR_NOMEM;
 	k->cell = cell;
-	uint32_t n_slots = cap * 4;
+	uint32_t n_slots = 128; /* a power of two, 3 to 6 times the rows */
+	while (n_slots < cap * 3)
+		n_slots *= 2;
 	uint32_t *slot = calloc(n_slots, sizeof(*slot));
 	if (!slot)
 		return IOP_ERR_NOMEM;

@@ -75,7 +75,7 @@ struct coll_tick {
 	struct coll_key *key;
 	struct coll_cell *cell;
 	uint32_t *slot;     /* open addressing: row index + 1, 0 = empty */
-	uint32_t n_slots;   /* power of two, > 2 * cap */
+	uint32_t n_slots;   /* power of two, >= 3 * cap */
 };
 
 /* Limits a decoder enforces (a delta from a peer is not trusted). */
