@@ -98,8 +98,12 @@ void iop_hist_free(struct iop_hist *h)
  * reallocate; bucket is NULL only until storage is first needed. */
 void iop_hist_reset(struct iop_hist *h)
 {
-	if (h->bucket)
-		memset(h->bucket, 0, (size_t)(h->hi - h->lo) * sizeof *h->bucket);
+	/* Only [bucket(min), bucket(max)] can be non-zero (the invariant
+	 * above): a reused histogram's spare range is zero already. */
+	if (h->bucket && h->count) {
+		unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
+		memset(h->bucket + (first - h->lo), 0, (size_t)(last - first + 1) * sizeof *h->bucket);
+	}
 	h->count = h->sum = h->min = h->max = 0;
 }
 
@@ -295,6 +299,9 @@ static enum iop_err decode_buckets(struct iop_hist *h, struct iop_rcur *c, uint6
 /* The cursor keeps only its own errors; a rejection is the return value. */
 static enum iop_err decode_fail(struct iop_hist *h, enum iop_err err)
 {
+	/* buckets may have been written before the count: zero all of them */
+	if (h->bucket)
+		memset(h->bucket, 0, (size_t)(h->hi - h->lo) * sizeof *h->bucket);
 	iop_hist_reset(h);
 	return err;
 }
