@@ -20,12 +20,12 @@ struct proc_counter {
 
 /* A leaf's cache of where a row is in an open tick. Ticks t are filled
  * in place until they close, rows only appended, so (t, key) -> row stays
- * true while the tick is open; kind 0 is an empty entry. */
+ * true while the tick is open; tag 0 (kind 0) is an empty entry. */
 struct proc_rowc {
 	int64_t t;
 	uint64_t id;
 	uint32_t rank, row; /* row: index in the tick */
-	uint8_t kind, layer, cls;
+	uint32_t tag;       /* kind | layer << 8 | class << 16 (see leaf.c) */
 };
 
 #define PROC_ROWC 64 /* FILE and SITE row cache entries, direct-mapped */
