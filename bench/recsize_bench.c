@@ -105,19 +105,9 @@ int main(int argc, char **argv)
 	static uint8_t buf[LG_FRAME_CAP];
 	uint64_t step = o.batch_ms * 1000000ull, events = 0, c0 = bench_cpu_ns();
 	for (uint64_t now = step; now <= (uint64_t)seconds * SEC; now += step) {
-		for (unsigned i = 0; i < ranks; i++) {
-			if ((e = lg_rank_generate(&r[i], &o, now, T0)))
-				die("generate", e);
-			while (lg_rank_pending(&r[i])) {
-				struct lg_built b;
-				if ((e = lg_rank_build(&r[i], &o, buf, false, T0 + now, T0, &b)))
-					die("frame", e);
-				if ((e = coll_leaf_frame(leaf, buf, b.len, T0 + now)))
-					die("leaf", e);
-				lg_rank_commit(&r[i], &b);
-				events += b.events;
-			}
-		}
+		for (unsigned i = 0; i < ranks; i++)
+			if ((e = lg_rank_to_leaf(&r[i], &o, now, T0, buf, leaf, &events)))
+				die("frames to the leaf", e);
 		coll_leaf_advance(leaf, T0 + now, false, to_root, &p);
 		coll_root_advance(p.root, T0 + now, false, record, &p);
 	}

@@ -97,20 +97,9 @@ static void make_leaf(unsigned leaf, uint64_t t0, struct leaf_made *m, uint64_t 
 	memset(m, 0, sizeof(*m));
 	uint64_t step = o.batch_ms * 1000000ull;
 	for (uint64_t now = step; m->n < PREP_TICKS; now += step) {
-		for (unsigned i = 0; i < RANKS_PER; i++) {
-			struct lg_rank *r = &ranks[i];
-			if ((e = lg_rank_generate(r, &o, now, t0)))
-				die("generate", e);
-			while (lg_rank_pending(r)) {
-				struct lg_built b;
-				if ((e = lg_rank_build(r, &o, buf, false, t0 + now, t0, &b)))
-					die("frame", e);
-				if ((e = coll_leaf_frame(l, buf, b.len, t0 + now)))
-					die("leaf frame", e);
-				lg_rank_commit(r, &b);
-				*events += b.events;
-			}
-		}
+		for (unsigned i = 0; i < RANKS_PER; i++)
+			if ((e = lg_rank_to_leaf(&ranks[i], &o, now, t0, buf, l, events)))
+				die("frames to the leaf", e);
 		coll_leaf_advance(l, t0 + now, false, keep_delta, m);
 	}
 	for (unsigned i = 0; i < RANKS_PER; i++)
