@@ -20,11 +20,48 @@ void coll_tick_init(struct coll_tick *k, int64_t t, uint64_t tick_ns)
 	k->tick_ns = tick_ns;
 }
 
+/* Bucket storage for the histograms a decode creates: blocks handed out
+ * in order, all freed with the tick (a histogram that outgrows its piece
+ * moves to memory of its own, hist.c). One malloc a block instead of one
+ * a row: a keyframe holds a million rows. */
+struct coll_tick_arena {
+	struct coll_tick_arena *next;
+	size_t used, cap; /* counts */
+	uint32_t b[];
+};
+
+#define ARENA_FIRST 256       /* counts in the first block (1 KiB) */
+#define ARENA_MAX   (1u << 18) /* a block grows (doubling) up to 1 MiB */
+
+static uint32_t *arena_alloc(void *arg, size_t n)
+{
+	struct coll_tick_arena **head = arg, *a = *head;
+	if (!a || a->cap - a->used < n) {
+		size_t cap = !a ? ARENA_FIRST : a->cap < ARENA_MAX ? a->cap * 2 : ARENA_MAX;
+		if (cap < n)
+			cap = n;
+		if (!(a = malloc(sizeof(*a) + cap * sizeof(uint32_t))))
+			return NULL;
+		a->next = *head;
+		a->used = 0;
+		a->cap = cap;
+		*head = a;
+	}
+	uint32_t *p = a->b + a->used;
+	a->used += n;
+	return p;
+}
+
 void coll_tick_free(struct coll_tick *k)
 {
 	uint32_t n = k->n > k->n_kept ? k->n : k->n_kept;
 	for (uint32_t i = 0; i < n; i++)
 		iop_hist_free(&k->cell[i].hist);
+	while (k->arena) {
+		struct coll_tick_arena *next = k->arena->next;
+		free(k->arena);
+		k->arena = next;
+	}
 	free(k->key);
 	free(k->cell);
 	free(k->slot);
@@ -301,7 +338,7 @@ static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c)
 #undef GET
 	if (c->err)
 		return c->err;
-	return iop_hist_decode(&cell->hist, c);
+	return iop_hist_decode_in(&cell->hist, c, arena_alloc, &k->arena);
 }
 
 enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c)

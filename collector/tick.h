@@ -67,6 +67,8 @@ struct coll_cell {
 	struct iop_hist hist; /* latencies of the calls that ended in the tick */
 };
 
+struct coll_tick_arena;
+
 struct coll_tick {
 	int64_t t;          /* tick number */
 	uint64_t tick_ns;   /* tick length */
@@ -76,6 +78,8 @@ struct coll_tick {
 	struct coll_cell *cell;
 	uint32_t *slot;     /* open addressing: row index + 1, 0 = empty */
 	uint32_t n_slots;   /* power of two, >= 3 * cap */
+	struct coll_tick_arena *arena; /* bucket storage of decoded histograms
+	                                  (tick.c); freed with the tick */
 };
 
 /* Limits a decoder enforces (a delta from a peer is not trusted). */

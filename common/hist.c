@@ -90,7 +90,8 @@ void iop_hist_init(struct iop_hist *h)
 
 void iop_hist_free(struct iop_hist *h)
 {
-	free(h->bucket);
+	if (!h->borrowed)
+		free(h->bucket);
 	iop_hist_init(h);
 }
 
@@ -120,9 +121,18 @@ static enum iop_err cover(struct iop_hist *h, unsigned lo, unsigned hi)
 	size_t shift = had ? (size_t)(h->lo - new_lo) : 0;
 	size_t n = new_hi - new_lo;
 
-	uint32_t *b = realloc(h->bucket, n * sizeof *b);
-	if (!b)
-		return IOP_ERR_NOMEM;
+	uint32_t *b;
+	if (h->borrowed) { /* not ours to realloc: a copy of our own */
+		b = malloc(n * sizeof *b);
+		if (!b)
+			return IOP_ERR_NOMEM;
+		memcpy(b, h->bucket, old_n * sizeof *b);
+		h->borrowed = 0;
+	} else {
+		b = realloc(h->bucket, n * sizeof *b);
+		if (!b)
+			return IOP_ERR_NOMEM;
+	}
 	memmove(b + shift, b, old_n * sizeof *b);
 	memset(b, 0, shift * sizeof *b);
 	memset(b + shift + old_n, 0, (n - shift - old_n) * sizeof *b);
@@ -309,6 +319,12 @@ static enum iop_err decode_fail(struct iop_hist *h, enum iop_err err)
 /* h must have been initialised; its old contents are replaced. */
 enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c)
 {
+	return iop_hist_decode_in(h, c, NULL, NULL);
+}
+
+enum iop_err iop_hist_decode_in(struct iop_hist *h, struct iop_rcur *c,
+                                uint32_t *(*alloc)(void *arg, size_t n), void *arg)
+{
 	iop_hist_reset(h);
 	uint64_t count = iop_get_varint(c);
 	if (c->err != IOP_OK || count == 0)
@@ -325,7 +341,18 @@ enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c)
 	/* The range is fixed by min and max, so this allocates at most
 	 * IOP_HIST_BUCKETS counts whatever n_nonzero claims. */
 	unsigned first = iop_hist_bucket(min), last = iop_hist_bucket(max);
-	enum iop_err err = cover(h, first, last + 1);
+	enum iop_err err = IOP_OK;
+	if (!h->bucket && alloc) {
+		size_t n = last + 1 - first;
+		if (!(h->bucket = alloc(arg, n)))
+			return decode_fail(h, IOP_ERR_NOMEM);
+		memset(h->bucket, 0, n * sizeof *h->bucket);
+		h->lo = (uint16_t)first;
+		h->hi = (uint16_t)(last + 1);
+		h->borrowed = 1;
+	} else {
+		err = cover(h, first, last + 1);
+	}
 	if (err == IOP_OK)
 		err = decode_buckets(h, c, n_nonzero, first, last, count);
 	if (err != IOP_OK)
