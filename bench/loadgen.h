@@ -107,6 +107,14 @@ void lg_rank_refused(struct lg_rank *r, const struct lg_built *b);
 /* Every name and counter again, before the last frame (the shim does it). */
 void lg_rank_resync(struct lg_rank *r);
 
+/* For benchmarks in simulated time (no sockets): the events due by now_ns
+ * go out in frames (buf: LG_FRAME_CAP bytes), each given to a leaf with
+ * coll_leaf_frame at real0_ns + now_ns; *events counts them. */
+struct coll_leaf;
+enum iop_err lg_rank_to_leaf(struct lg_rank *r, const struct lg_opts *o, uint64_t now_ns,
+                             uint64_t real0_ns, uint8_t *buf, struct coll_leaf *leaf,
+                             uint64_t *events);
+
 struct lg_run {
 	const struct lg_opts *opt;
 	struct lg_rank *ranks;

@@ -6,7 +6,8 @@
  *
  *   seek_ms              the state at a random time: the last keyframe
  *                        before it decoded, the DELTAs after it applied
- *                        (coll_rec_state_at), mean of 20
+ *                        (coll_rec_state_at), mean of 20 (wall clock; the
+ *                        thread's CPU time beside it, for a shared machine)
  *   seek_max_ms          the slowest of those 20
  *   keyframe_MiB         the last keyframe's size, before compression
  *   rec_keyframe_write_ms  writing one keyframe (encode, compress, write),
@@ -174,16 +175,17 @@ int main(int argc, char **argv)
 	must(rec_io_file_open(path, &io), path);
 	must(rec_open(io, &r, NULL, 0), "open");
 	enum { SEEKS = 20 };
-	double sum = 0, max = 0;
+	double sum = 0, max = 0, cpu_sum = 0;
 	struct coll_state at;
 	must(coll_rec_state_at(r, T0 + SEC * seconds / 2, &at, NULL), "warm-up seek");
 	coll_state_free(&at);
 	for (int i = 0; i < SEEKS; i++) {
 		uint64_t t = T0 + next_rand() % (seconds * SEC);
-		uint64_t t0 = iop_mono_ns();
+		uint64_t t0 = iop_mono_ns(), c0 = bench_cpu_ns();
 		struct coll_rec_state_info info;
 		must(coll_rec_state_at(r, t, &at, &info), "seek");
 		double ms = (double)(iop_mono_ns() - t0) / 1e6;
+		cpu_sum += (double)(bench_cpu_ns() - c0) / 1e6;
 		coll_state_free(&at);
 		sum += ms;
 		if (ms > max)
@@ -194,7 +196,8 @@ int main(int argc, char **argv)
 	double speedup = bench_wanted(argc, argv, "replay_speedup") ? replay_speedup(path, seconds) : 0;
 	unlink(path);
 	if (bench_wanted(argc, argv, "seek_ms"))
-		printf("seek_ms %.1f ms\n", sum / SEEKS);
+		printf("seek_ms %.1f ms (target <= 200; mean of %d; the thread's CPU time %.1f ms)\n",
+		       sum / SEEKS, SEEKS, cpu_sum / SEEKS);
 	if (bench_wanted(argc, argv, "seek_max_ms"))
 		printf("seek_max_ms %.1f ms\n", max);
 	if (bench_wanted(argc, argv, "keyframe_MiB"))

@@ -44,6 +44,26 @@ void coll_delta_reset(struct coll_delta *d, int64_t t)
 	coll_tick_reset(&d->tick, t);
 }
 
+static bool delta_empty(const struct coll_delta *d)
+{
+	static const struct coll_monitor zero;
+	return d->tick.n == 0 && d->n_names == 0 && d->ctr.n == 0 && d->n_procs == 0 &&
+	       memcmp(&d->mon, &zero, sizeof(zero)) == 0;
+}
+
+bool coll_delta_pass_memory(struct coll_delta *from, struct coll_delta *to)
+{
+	if (from == to || !delta_empty(from) || !delta_empty(to))
+		return false;
+	int64_t t_from = from->tick.t, t_to = to->tick.t;
+	struct coll_delta tmp = *from;
+	*from = *to;
+	*to = tmp;
+	from->tick.t = t_from;
+	to->tick.t = t_to;
+	return true;
+}
+
 /* Makes room for one more element of a growable array. */
 static enum iop_err reserve(void **v, uint32_t n, uint32_t *cap, size_t size, uint32_t max)
 {

@@ -84,6 +84,12 @@ void coll_delta_init(struct coll_delta *d, int64_t t, uint64_t tick_ns);
 void coll_delta_free(struct coll_delta *d);
 /* Empties it for tick t, keeping its memory. */
 void coll_delta_reset(struct coll_delta *d, int64_t t);
+/* When both are empty, gives from's memory (rows, histograms, names,
+ * counters) to to, and to's to from, each keeping its tick number; false
+ * (nothing done) otherwise. A ring of pending ticks uses it to keep the
+ * memory of a closed tick for the next one instead of in a slot that
+ * waits a whole turn of the ring. */
+bool coll_delta_pass_memory(struct coll_delta *from, struct coll_delta *to);
 
 enum iop_err coll_delta_add_name(struct coll_delta *d, uint64_t hash, uint8_t kind,
                                  const char *text, uint32_t len);

@@ -17,10 +17,11 @@ struct coll_leaf {
 	struct coll_names names;     /* every name seen; .sent once in a delta */
 	struct coll_delta ring[RING]; /* tick t lives in ring[t % RING] */
 	int64_t oldest;              /* oldest open tick */
+	int64_t memo_t;              /* event_tick(): the last tick found, */
+	uint64_t memo_lo;            /* and its start */
 	struct proc *procs;
 	uint32_t n_procs, cap_procs;
-	uint32_t layer_row[4][4]; /* cached_row() slots of the LAYER rows */
-	int64_t layer_row_t[4][4];
+	struct proc_rowc layer_row[4][4]; /* cached_row() entries of the LAYER rows */
 	uint32_t *slot; /* (node, pid) index: proc index + 1 */
 	uint32_t n_slots;
 	struct scratch { /* decoded frame, grown to the largest frame seen */
@@ -46,6 +47,17 @@ static int64_t tick_of(const struct coll_leaf *l, uint64_t ns)
 	return (int64_t)(ns / l->cfg.tick_ns);
 }
 
+/* tick_of for events: nearly all fall in the tick of the one before, and
+ * a 64-bit division, three an event, was a tenth of the leaf's time. */
+static int64_t event_tick(struct coll_leaf *l, uint64_t ns)
+{
+	if (ns - l->memo_lo < l->cfg.tick_ns) /* also false below memo_lo */
+		return l->memo_t;
+	l->memo_t = tick_of(l, ns);
+	l->memo_lo = (uint64_t)l->memo_t * l->cfg.tick_ns;
+	return l->memo_t;
+}
+
 enum iop_err coll_leaf_new(const struct coll_leaf_cfg *cfg, uint64_t now_ns,
                            struct coll_leaf **out)
 {
@@ -57,6 +69,8 @@ enum iop_err coll_leaf_new(const struct coll_leaf_cfg *cfg, uint64_t now_ns,
 	l->cfg = *cfg;
 	coll_names_init(&l->names, 1u << 20, (size_t)256 << 20);
 	l->oldest = tick_of(l, now_ns > cfg->grace_ns ? now_ns - cfg->grace_ns : 0);
+	l->memo_t = l->oldest;
+	l->memo_lo = (uint64_t)l->oldest * cfg->tick_ns;
 	for (int i = 0; i < RING; i++)
 		coll_delta_init(&l->ring[i], l->oldest + i, cfg->tick_ns);
 	for (int64_t t = l->oldest; t < l->oldest + RING; t++)
@@ -86,7 +100,7 @@ void coll_leaf_free(struct coll_leaf *l)
 /* The delta an event ending at ns goes to; *late when its tick has closed. */
 static struct coll_delta *delta_at(struct coll_leaf *l, uint64_t ns, bool *late)
 {
-	int64_t t = tick_of(l, ns);
+	int64_t t = event_tick(l, ns);
 	*late = t < l->oldest;
 	if (*late)
 		t = l->oldest;
@@ -227,13 +241,6 @@ static void add_to_cell(struct coll_cell *c, const struct call *k)
 	}
 }
 
-static void add_row(struct coll_tick *t, const struct coll_key *key, const struct call *k)
-{
-	struct coll_cell *c;
-	if (coll_tick_row(t, key, &c) == IOP_OK)
-		add_to_cell(c, k);
-}
-
 /* Busy time: the part of [start, end] not yet counted for this process's
  * (layer, class), spread over the open ticks it covers. The row of the
  * event's own tick is given (the usual case: the call fits in it). */
@@ -250,7 +257,7 @@ static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event
 	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
 	/* Only the open ticks: a call may claim to have lasted hours (or a
 	 * forged one, 2^64 ns), and walking every tick it spans would not end. */
-	int64_t first = tick_of(l, start), last = tick_of(l, ev->end_ns - 1);
+	int64_t first = event_tick(l, start), last = event_tick(l, ev->end_ns - 1);
 	if (first < l->oldest)
 		first = l->oldest;
 	if (last > l->oldest + RING - 1)
@@ -266,23 +273,36 @@ static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event
 	}
 }
 
-/* The row of key in d's tick through a one-entry cache (*slot: row index
- * + 1, valid while the tick has not been reset: rows only append). */
+/* The row of key in d's tick through a cache entry (proc.h): a hit needs
+ * neither the tick's index nor its keys, both cold in a tick of thousands
+ * of rows. */
 static struct coll_cell *cached_row(struct coll_delta *d, const struct coll_key *key,
-                                    uint32_t *slot, int64_t *slot_t)
+                                    struct proc_rowc *e)
 {
-	if (*slot && *slot_t == d->tick.t && *slot <= d->tick.n) {
-		const struct coll_key *k = &d->tick.key[*slot - 1];
-		if (k->rank == key->rank && k->layer == key->layer && k->cls == key->cls &&
-		    k->kind == key->kind && k->id == key->id)
-			return &d->tick.cell[*slot - 1];
-	}
+	/* One word built from the key's bytes: comparing the bytes as the
+	 * compiler likes (one wide load over the key just stored byte by
+	 * byte) stalled on store forwarding, a sixth of the leaf's time. */
+	uint32_t tag = (uint32_t)key->kind | (uint32_t)key->layer << 8 | (uint32_t)key->cls << 16;
+	if (e->tag == tag && e->t == d->tick.t && e->id == key->id && e->rank == key->rank &&
+	    e->row < d->tick.n)
+		return &d->tick.cell[e->row];
 	struct coll_cell *c;
 	if (coll_tick_row(&d->tick, key, &c) != IOP_OK)
 		return NULL;
-	*slot = (uint32_t)(c - d->tick.cell) + 1;
-	*slot_t = d->tick.t;
+	*e = (struct proc_rowc){.t = d->tick.t, .id = key->id, .rank = key->rank,
+	                        .row = (uint32_t)(c - d->tick.cell), .tag = tag};
 	return c;
+}
+
+/* The FILE or SITE row of key, through p's cache. */
+static void add_id_row(struct coll_delta *d, struct proc *p, const struct coll_key *key,
+                       const struct call *k)
+{
+	uint64_t h = (key->id ^ (uint64_t)key->kind << 8 ^ (uint64_t)key->layer << 4 ^ key->cls) *
+	             UINT64_C(0x9e3779b97f4a7c15);
+	struct coll_cell *c = cached_row(d, key, &p->rowc[h >> 58]);
+	if (c)
+		add_to_cell(c, k);
 }
 
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
@@ -303,23 +323,23 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 		k.sequential = proc_sequential(p, ev->file, ev->offset, ev->bytes);
 	}
 	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
-	struct coll_cell *rank_cell = cached_row(d, &key, &p->row[ev->layer][cls], &p->row_t[ev->layer][cls]);
+	struct coll_cell *rank_cell = cached_row(d, &key, &p->row[ev->layer][cls]);
 	/* its index: the lookups below may move the rows */
 	uint32_t rank_idx = rank_cell ? (uint32_t)(rank_cell - d->tick.cell) : UINT32_MAX;
 	if (rank_cell)
 		add_to_cell(rank_cell, &k);
 	key = coll_key_layer(ev->layer, cls);
-	struct coll_cell *c = cached_row(d, &key, &l->layer_row[ev->layer][cls], &l->layer_row_t[ev->layer][cls]);
+	struct coll_cell *c = cached_row(d, &key, &l->layer_row[ev->layer][cls]);
 	if (c)
 		add_to_cell(c, &k);
 	if (file) {
 		key = coll_key_file(file, ev->layer, cls);
-		add_row(&d->tick, &key, &k);
+		add_id_row(d, p, &key, &k);
 	}
 	uint64_t site = ev->site ? proc_hash(p, ev->site) : 0;
 	if (site) {
 		key = coll_key_site(site, ev->layer, cls);
-		add_row(&d->tick, &key, &k);
+		add_id_row(d, p, &key, &k);
 	}
 	add_busy(l, p, ev, cls, d->tick.t, rank_idx == UINT32_MAX ? NULL : &d->tick.cell[rank_idx]);
 }
@@ -536,6 +556,10 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 		fn(arg, d);
 		coll_delta_reset(d, l->oldest + RING);
 		l->oldest++;
+		/* its memory to the next ticks to fill, not 64 slots on */
+		for (int64_t t = l->oldest; t < l->oldest + 2; t++)
+			if (coll_delta_pass_memory(d, &l->ring[t % RING]))
+				break;
 	}
 }
 

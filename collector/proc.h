@@ -18,6 +18,18 @@ struct proc_counter {
 	uint64_t ops, bytes, time_ns, errors;
 };
 
+/* A leaf's cache of where a row is in an open tick. Ticks t are filled
+ * in place until they close, rows only appended, so (t, key) -> row stays
+ * true while the tick is open; tag 0 (kind 0) is an empty entry. */
+struct proc_rowc {
+	int64_t t;
+	uint64_t id;
+	uint32_t rank, row; /* row: index in the tick */
+	uint32_t tag;       /* kind | layer << 8 | class << 16 (see leaf.c) */
+};
+
+#define PROC_ROWC 64 /* FILE and SITE row cache entries, direct-mapped */
+
 struct proc {
 	uint32_t node, pid, rank;
 	uint32_t image;      /* program images seen before this one (exec) */
@@ -35,8 +47,8 @@ struct proc {
 	struct proc_counter *ctr;
 	uint32_t n_ctr, ctr_slots;
 	uint64_t busy_until[4][4]; /* [layer][class]: end of the busy time counted */
-	uint32_t row[4][4];        /* [layer][class]: the leaf's cache of its rank rows */
-	int64_t row_t[4][4];
+	struct proc_rowc row[4][4];        /* [layer][class]: its RANK rows */
+	struct proc_rowc rowc[PROC_ROWC]; /* FILE and SITE rows of its names */
 	struct iop_inflight inflight[PROC_MAX_INFLIGHT];
 	uint32_t n_inflight;
 };

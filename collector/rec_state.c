@@ -123,7 +123,7 @@ static enum iop_err apply_deltas(struct rec_reader *r, uint64_t t_ns, struct col
 			coll_state_init(s, d.tick.tick_ns, NULL);
 			*have = true;
 		}
-		(void)coll_state_apply(s, &d);
+		(void)coll_state_apply_take(s, &d); /* d is decoded afresh next */
 		info->deltas++;
 	}
 	coll_delta_free(&d);

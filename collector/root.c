@@ -20,6 +20,7 @@ void coll_root_cfg_default(struct coll_root_cfg *cfg, uint64_t tick_ns)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->tick_ns = tick_ns;
 	cfg->grace_ns = 400000000ull;
+	cfg->max_files = 2048;
 	if (cfg->grace_ns > tick_ns / 2 + 250000000ull)
 		cfg->grace_ns = tick_ns / 2 + 250000000ull;
 	coll_history_cfg_default(&cfg->history, tick_ns);
@@ -94,12 +95,20 @@ void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_ti
 	while (flush ? r->oldest <= last : coll_root_next_close_ns(r) <= now_ns) {
 		struct coll_delta *d = &r->ring[r->oldest % RING];
 		d->tick.t = r->oldest;
+		/* Each leaf keeps its own 2048 most active files; many leaves
+		 * with files of their own would otherwise give the root (its
+		 * history, its recording) tens of thousands of file rows a tick. */
+		(void)coll_tick_fold_files(&d->tick, r->cfg.max_files);
 		if (!r->cfg.no_state)
 			(void)coll_state_apply(&r->state, d);
 		if (fn)
 			fn(arg, d, &r->state);
 		coll_delta_reset(d, r->oldest + RING);
 		r->oldest++;
+		/* its memory to the next ticks to fill, not 64 slots on */
+		for (int64_t t = r->oldest; t < r->oldest + 2; t++)
+			if (coll_delta_pass_memory(d, &r->ring[t % RING]))
+				break;
 	}
 }
 

@@ -20,6 +20,8 @@ struct coll_root_cfg {
 	uint64_t grace_ns; /* after a tick ends; longer than the leaves' grace */
 	struct coll_history_cfg history;
 	bool no_state; /* a mid: merges and closes ticks, keeps no window state */
+	uint32_t max_files; /* FILE rows a closed tick keeps (the rest fold into
+	                       "other", as in a leaf); 0: no limit. Default 2048 */
 };
 void coll_root_cfg_default(struct coll_root_cfg *cfg, uint64_t tick_ns);
 

@@ -98,7 +98,7 @@ static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
 	if (tr->cap == 0) {
 		coll_tick_init(evicted, k->t, k->tick_ns);
 		*has_evicted = true;
-		return coll_tick_merge(evicted, k);
+		return coll_tick_copy(evicted, k);
 	}
 	int64_t bin = k->t / (int64_t)tr->ticks_per_bin;
 	if (tr->n) {
@@ -121,10 +121,35 @@ static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
 	/* A bin is numbered by its first tick, so lookups by tick find it. */
 	coll_tick_init(slot, bin * (int64_t)tr->ticks_per_bin, k->tick_ns);
 	tr->n++;
-	return coll_tick_merge(slot, k);
+	return coll_tick_copy(slot, k);
 }
 
-static enum iop_err history_push(struct coll_state *s, const struct coll_tick *k)
+/* tier_push for a tick the caller gives up (*k is left empty): into a new
+ * slot of a tier of single ticks it moves, arrays and all, instead of
+ * being copied; otherwise it is pushed as usual. */
+static enum iop_err tier_take(struct coll_tier *tr, struct coll_tick *k,
+                             struct coll_tick *evicted, bool *has_evicted)
+{
+	bool new_slot = tr->cap && tr->ticks_per_bin == 1 &&
+	                !(tr->n && tr->v[(tr->head + tr->n - 1) % tr->cap].t == k->t);
+	if (!new_slot || (!tr->v && !(tr->v = calloc(tr->cap, sizeof(*tr->v)))))
+		return tier_push(tr, k, evicted, has_evicted);
+	*has_evicted = false;
+	if (tr->n == tr->cap) {
+		*evicted = tr->v[tr->head];
+		*has_evicted = true;
+		tr->head = (tr->head + 1) % tr->cap;
+		tr->n--;
+	}
+	tr->v[(tr->head + tr->n) % tr->cap] = *k;
+	tr->n++;
+	coll_tick_init(k, k->t, k->tick_ns);
+	return IOP_OK;
+}
+
+/* k goes into the history; give (NULL or k itself, given up) may be moved. */
+static enum iop_err history_push(struct coll_state *s, const struct coll_tick *k,
+                                 struct coll_tick *give)
 {
 	const struct coll_tick *in = k;
 	struct coll_tick out[3];
@@ -132,7 +157,8 @@ static enum iop_err history_push(struct coll_state *s, const struct coll_tick *k
 	int held = -1;
 	for (int i = 0; i < 3; i++) {
 		bool evicted;
-		enum iop_err e2 = tier_push(&s->tier[i], in, &out[i], &evicted);
+		enum iop_err e2 = i == 0 && give ? tier_take(&s->tier[i], give, &out[i], &evicted)
+		                                 : tier_push(&s->tier[i], in, &out[i], &evicted);
 		if (held >= 0)
 			coll_tick_free(&out[held]);
 		if (e2 && !e)
@@ -205,7 +231,21 @@ const char *coll_state_host(const struct coll_state *s, uint32_t node)
 	return NULL;
 }
 
+static enum iop_err apply(struct coll_state *s, const struct coll_delta *d,
+                          struct coll_tick *give);
+
 enum iop_err coll_state_apply(struct coll_state *s, const struct coll_delta *d)
+{
+	return apply(s, d, NULL);
+}
+
+enum iop_err coll_state_apply_take(struct coll_state *s, struct coll_delta *d)
+{
+	return apply(s, d, &d->tick);
+}
+
+static enum iop_err apply(struct coll_state *s, const struct coll_delta *d,
+                          struct coll_tick *give)
 {
 	enum iop_err e = IOP_OK;
 	for (uint32_t i = 0; i < d->n_names; i++) {
@@ -224,12 +264,13 @@ enum iop_err coll_state_apply(struct coll_state *s, const struct coll_delta *d)
 		e = e2;
 	apply_rows(s, &d->tick);
 	coll_monitor_add(&s->mon, &d->mon);
-	if ((e2 = history_push(s, &d->tick)))
+	int64_t t = d->tick.t;
+	if ((e2 = history_push(s, &d->tick, give)))
 		e = e2;
-	if (s->first_t == INT64_MIN || d->tick.t < s->first_t)
-		s->first_t = d->tick.t;
-	if (d->tick.t > s->last_t || s->ticks_applied == 0)
-		s->last_t = d->tick.t;
+	if (s->first_t == INT64_MIN || t < s->first_t)
+		s->first_t = t;
+	if (t > s->last_t || s->ticks_applied == 0)
+		s->last_t = t;
 	s->ticks_applied++;
 	return e;
 }

@@ -75,6 +75,10 @@ void coll_state_free(struct coll_state *s);
 /* Applies a closed tick's delta. NOMEM leaves part of it applied; the
  * state stays consistent (a count may be short). */
 enum iop_err coll_state_apply(struct coll_state *s, const struct coll_delta *d);
+/* The same, for a delta the caller is done with: its tick's rows may move
+ * into the history instead of being copied, leaving d's tick empty (d
+ * stays valid: reset or free it as usual). Replay and seeking use it. */
+enum iop_err coll_state_apply_take(struct coll_state *s, struct coll_delta *d);
 
 /* History: the closed tick (or bin) containing tick t, or NULL. */
 const struct coll_tick *coll_state_tick(const struct coll_state *s, int64_t t);

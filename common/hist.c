@@ -90,7 +90,8 @@ void iop_hist_init(struct iop_hist *h)
 
 void iop_hist_free(struct iop_hist *h)
 {
-	free(h->bucket);
+	if (!h->borrowed)
+		free(h->bucket);
 	iop_hist_init(h);
 }
 
@@ -98,8 +99,12 @@ void iop_hist_free(struct iop_hist *h)
  * reallocate; bucket is NULL only until storage is first needed. */
 void iop_hist_reset(struct iop_hist *h)
 {
-	if (h->bucket)
-		memset(h->bucket, 0, (size_t)(h->hi - h->lo) * sizeof *h->bucket);
+	/* Only [bucket(min), bucket(max)] can be non-zero (the invariant
+	 * above): a reused histogram's spare range is zero already. */
+	if (h->bucket && h->count) {
+		unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
+		memset(h->bucket + (first - h->lo), 0, (size_t)(last - first + 1) * sizeof *h->bucket);
+	}
 	h->count = h->sum = h->min = h->max = 0;
 }
 
@@ -116,9 +121,18 @@ static enum iop_err cover(struct iop_hist *h, unsigned lo, unsigned hi)
 	size_t shift = had ? (size_t)(h->lo - new_lo) : 0;
 	size_t n = new_hi - new_lo;
 
-	uint32_t *b = realloc(h->bucket, n * sizeof *b);
-	if (!b)
-		return IOP_ERR_NOMEM;
+	uint32_t *b;
+	if (h->borrowed) { /* not ours to realloc: a copy of our own */
+		b = malloc(n * sizeof *b);
+		if (!b)
+			return IOP_ERR_NOMEM;
+		memcpy(b, h->bucket, old_n * sizeof *b);
+		h->borrowed = 0;
+	} else {
+		b = realloc(h->bucket, n * sizeof *b);
+		if (!b)
+			return IOP_ERR_NOMEM;
+	}
 	memmove(b + shift, b, old_n * sizeof *b);
 	memset(b, 0, shift * sizeof *b);
 	memset(b + shift + old_n, 0, (n - shift - old_n) * sizeof *b);
@@ -126,6 +140,22 @@ static enum iop_err cover(struct iop_hist *h, unsigned lo, unsigned hi)
 	h->lo = (uint16_t)new_lo;
 	h->hi = (uint16_t)new_hi;
 	return IOP_OK;
+}
+
+/* Covers bucket b for a record, with room to spare on the side it grows
+ * towards: latencies spread over tens of buckets, and growing one bucket
+ * at a time made recording cost a realloc every few calls. The stored
+ * range never shows in the wire form. */
+static enum iop_err cover_slack(struct iop_hist *h, unsigned b)
+{
+	unsigned size = h->bucket ? (unsigned)(h->hi - h->lo) : 0;
+	unsigned slack = size / 2 > 8 ? size / 2 : 8;
+	unsigned lo = b, hi = b + 1;
+	if (!h->bucket || b < h->lo)
+		lo = b > slack ? b - slack : 0;
+	if (!h->bucket || b >= h->hi)
+		hi = b + 1 + slack < IOP_HIST_BUCKETS ? b + 1 + slack : IOP_HIST_BUCKETS;
+	return cover(h, lo, hi);
 }
 
 /* Count of bucket i, 0 when it is not stored. */
@@ -159,9 +189,11 @@ enum iop_err iop_hist_record_n(struct iop_hist *h, uint64_t ns, uint64_t n)
 	unsigned b = iop_hist_bucket(ns);
 	if (n > UINT32_MAX || stored(h, b) > UINT32_MAX - n)
 		return IOP_ERR_INVAL;
-	enum iop_err err = cover(h, b, b + 1);
-	if (err != IOP_OK)
-		return err;
+	if (!h->bucket || b < h->lo || b >= h->hi) {
+		enum iop_err err = cover_slack(h, b);
+		if (err != IOP_OK)
+			return err;
+	}
 	h->bucket[b - h->lo] += (uint32_t)n;
 	add_summary(h, n, sat_mul(ns, n), ns, ns);
 	return IOP_OK;
@@ -277,12 +309,21 @@ static enum iop_err decode_buckets(struct iop_hist *h, struct iop_rcur *c, uint6
 /* The cursor keeps only its own errors; a rejection is the return value. */
 static enum iop_err decode_fail(struct iop_hist *h, enum iop_err err)
 {
+	/* buckets may have been written before the count: zero all of them */
+	if (h->bucket)
+		memset(h->bucket, 0, (size_t)(h->hi - h->lo) * sizeof *h->bucket);
 	iop_hist_reset(h);
 	return err;
 }
 
 /* h must have been initialised; its old contents are replaced. */
 enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c)
+{
+	return iop_hist_decode_in(h, c, NULL, NULL);
+}
+
+enum iop_err iop_hist_decode_in(struct iop_hist *h, struct iop_rcur *c,
+                                uint32_t *(*alloc)(void *arg, size_t n), void *arg)
 {
 	iop_hist_reset(h);
 	uint64_t count = iop_get_varint(c);
@@ -300,7 +341,18 @@ enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c)
 	/* The range is fixed by min and max, so this allocates at most
 	 * IOP_HIST_BUCKETS counts whatever n_nonzero claims. */
 	unsigned first = iop_hist_bucket(min), last = iop_hist_bucket(max);
-	enum iop_err err = cover(h, first, last + 1);
+	enum iop_err err = IOP_OK;
+	if (!h->bucket && alloc) {
+		size_t n = last + 1 - first;
+		if (!(h->bucket = alloc(arg, n)))
+			return decode_fail(h, IOP_ERR_NOMEM);
+		memset(h->bucket, 0, n * sizeof *h->bucket);
+		h->lo = (uint16_t)first;
+		h->hi = (uint16_t)(last + 1);
+		h->borrowed = 1;
+	} else {
+		err = cover(h, first, last + 1);
+	}
 	if (err == IOP_OK)
 		err = decode_buckets(h, c, n_nonzero, first, last, count);
 	if (err != IOP_OK)

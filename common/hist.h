@@ -29,6 +29,8 @@ struct iop_hist {
 	uint64_t max;     /* exact */
 	uint32_t *bucket; /* counts of buckets [lo, hi); NULL until first needed */
 	uint16_t lo, hi;
+	uint8_t borrowed; /* bucket belongs to someone else (iop_hist_decode_in):
+	                     never freed or realloc'd here */
 };
 
 /* An empty histogram; needs no allocation. */
@@ -67,5 +69,11 @@ uint64_t iop_hist_quantile(const struct iop_hist *h, double q);
  * do not add up to the count) or the cursor's own errors; *h is left empty on failure. */
 void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c);
 enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c);
+/* The same; when h has no bucket storage yet, it comes from alloc(arg, n)
+ * (n counts; NULL: NOMEM) and stays the allocator's: h borrows it until
+ * freed or grown. Decoding thousands of histograms at once (a keyframe)
+ * then costs no malloc each. */
+enum iop_err iop_hist_decode_in(struct iop_hist *h, struct iop_rcur *c,
+                                uint32_t *(*alloc)(void *arg, size_t n), void *arg);
 
 #endif

@@ -1,0 +1,136 @@
+/* Recording size per rank and hour, at 1 s ticks, without raw events:
+ *
+ *   recording_kib_per_rank_hour   the .iop file's bytes / ranks / hours
+ *
+ * RANKS (default 16) iop-loadgen ranks (bench/loadgen_rank.c: the MIXED
+ * workload, paced at EVENTS_PER_S each, default 100) send frames to a
+ * real leaf, whose deltas go to a real root (in this process); every
+ * tick the root closes is recorded the way `iopulse run --record` does it
+ * (coll_record_tick_state: a DELTA a tick, a KEYFRAME every 60 s), into a
+ * temporary file. Time is simulated (nothing waits on a clock), SECONDS of
+ * it (default 3600: the keyframes grow as the history fills, so a shorter
+ * run under-counts); KEYFRAMES=0 leaves the keyframes out, to see the
+ * DELTAs' share. Alerts are not recorded (a few frames per alert).
+ * Usage: recsize_bench [NAME...]. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "clock.h"
+#include "leaf.h"
+#include "loadgen.h"
+#include "record.h"
+#include "root.h"
+
+#define SEC    1000000000ull
+#define T0     (1700000000ull * SEC)
+#define TARGET 256.0
+
+static const struct iop_key key = {{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3}};
+static const uint64_t job_id = 0x7ec0;
+
+struct pipe {
+	struct coll_root *root;
+	struct coll_record *rec;
+	uint64_t ticks;
+	bool keyframes;
+};
+
+static void die(const char *what, enum iop_err e)
+{
+	fprintf(stderr, "recsize_bench: %s: %s\n", what, iop_strerror(e));
+	exit(1);
+}
+
+static void to_root(void *arg, struct coll_delta *d)
+{
+	struct pipe *p = arg;
+	(void)coll_root_delta(p->root, d);
+}
+
+static void record(void *arg, const struct coll_delta *d, const struct coll_state *s)
+{
+	struct pipe *p = arg;
+	if (p->keyframes)
+		coll_record_tick_state(p->rec, d, s);
+	else
+		coll_record_tick(p->rec, d);
+	p->ticks++;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned ranks = getenv("RANKS") ? (unsigned)atoi(getenv("RANKS")) : 16;
+	unsigned seconds = getenv("SECONDS") ? (unsigned)atoi(getenv("SECONDS")) : 3600;
+	double rate = getenv("EVENTS_PER_S") ? atof(getenv("EVENTS_PER_S")) : 100;
+	if (ranks == 0 || seconds < 60 || rate <= 0)
+		die("RANKS >= 1, SECONDS >= 60, EVENTS_PER_S > 0", IOP_ERR_INVAL);
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char path[4096];
+	snprintf(path, sizeof path, "%s/recsize_bench.%d.iop", tmp, (int)getpid());
+
+	struct lg_opts o = {.ranks = ranks, .nodes = 1, .threads = 1, .events_per_s = rate,
+	                    .duration_s = -1, .batch_ms = 100, .slow_rank = -1, .slow_factor = 1,
+	                    .workload = IOP_WL_MIXED, .seed = 1, .job_id = job_id, .key = key,
+	                    .n_urls = 1};
+	struct lg_rank *r = calloc(ranks, sizeof(*r));
+	for (unsigned i = 0; r && i < ranks; i++)
+		if (!lg_rank_init(&r[i], &o, i))
+			r = NULL;
+	if (!r)
+		die("ranks", IOP_ERR_NOMEM);
+	struct coll_leaf_cfg lc;
+	coll_leaf_cfg_default(&lc);
+	lc.job_id = job_id;
+	lc.key = key;
+	struct coll_root_cfg rc;
+	coll_root_cfg_default(&rc, lc.tick_ns);
+	struct coll_leaf *leaf;
+	struct pipe p = {.keyframes = !getenv("KEYFRAMES") || atoi(getenv("KEYFRAMES"))};
+	enum iop_err e = coll_leaf_new(&lc, T0, &leaf);
+	if (!e)
+		e = coll_root_new(&rc, T0, &p.root);
+	if (e)
+		die("collector", e);
+	struct coll_job_info job = {.id = job_id, .start_ns = T0, .command = "recsize_bench",
+	                            .tick_ns = SEC};
+	p.rec = coll_record_open(path, &job);
+	if (!p.rec)
+		return 1;
+
+	static uint8_t buf[LG_FRAME_CAP];
+	uint64_t step = o.batch_ms * 1000000ull, events = 0, c0 = bench_cpu_ns();
+	for (uint64_t now = step; now <= (uint64_t)seconds * SEC; now += step) {
+		for (unsigned i = 0; i < ranks; i++)
+			if ((e = lg_rank_to_leaf(&r[i], &o, now, T0, buf, leaf, &events)))
+				die("frames to the leaf", e);
+		coll_leaf_advance(leaf, T0 + now, false, to_root, &p);
+		coll_root_advance(p.root, T0 + now, false, record, &p);
+	}
+	struct coll_record_stats st;
+	coll_record_stats(p.rec, &st);
+	coll_record_close(p.rec);
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		die(path, IOP_ERR_IO);
+	unlink(path);
+	double hours = (double)p.ticks / 3600.0;
+	double kib = (double)sb.st_size / 1024.0 / ranks / hours;
+	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour"))
+		printf("recording_kib_per_rank_hour %.1f KiB (target <= %.0f; %u ranks, %" PRIu64
+		       " ticks, %" PRIu64 " events, %.1f MiB file, %" PRIu64
+		       " keyframes, the last %.1f MiB raw; %.1f s CPU)\n",
+		       kib, TARGET, ranks, p.ticks, events, (double)sb.st_size / (1 << 20),
+		       st.keyframes, (double)st.keyframe_bytes / (1 << 20),
+		       (double)(bench_cpu_ns() - c0) / 1e9);
+	for (unsigned i = 0; i < ranks; i++)
+		lg_rank_free(&r[i]);
+	free(r);
+	coll_leaf_free(leaf);
+	coll_root_free(p.root);
+	return 0;
+}

@@ -1,0 +1,288 @@
+/* Root cost for a big job: 4096 simulated ranks behind 64 leaves, 1000
+ * events/s each, sending tick deltas over real nanomsg (tcp on loopback)
+ * to a real root process (`iopulse collector --role root`).
+ *
+ *   root_cpu_frac_4096   the root's CPU time (user + system, /proc/PID/stat)
+ *                        over the measured wall time: cores it used
+ *   root_rss_mib_4096    its peak resident set (VmHWM) at the end; the run
+ *                        is shorter than the root's 600-tick tier 0, so the
+ *                        growth a tick and where it leads are printed too
+ *
+ * The root's work depends on the deltas it gets (rows, histograms, names,
+ * counters, processes), not on how they were made, and generating 4 M
+ * events/s in real time would take more than the machine. So the leaves'
+ * deltas are made first, for real, in simulated time: per leaf, 64
+ * iop-loadgen ranks (bench/loadgen_rank.c, the MIXED workload paced at
+ * 1000 events/s) send frames to a real leaf (coll_leaf) for PREP_TICKS
+ * ticks. Then, on the real clock, each leaf sends one delta per second
+ * through a real uplink (coll_uplink): the first tick's delta (every name,
+ * every process joining) once, then its later ticks in turn, restamped
+ * with the tick that just ended and with their counters grown (absolute
+ * counters must grow to count), as a leaf's steady state. The root runs
+ * without --record (recording: recording_kib_per_rank_hour, seek_bench).
+ *
+ * The first WARMUP_S seconds (names, joins) are not measured; then
+ * SECONDS (environment, default 20) are. Usage: root_bench [NAME...]. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "clock.h"
+#include "leaf.h"
+#include "link.h"
+#include "loadgen.h"
+
+#define LEAVES        64
+#define RANKS_PER     64
+#define PREP_TICKS    4 /* ticks made per leaf: the first, then 3 in turn */
+#define TICK_NS       1000000000ull
+#define WARMUP_S      4
+#define CPU_TARGET    0.25
+#define RSS_TARGET    256.0
+
+static const struct iop_key key = {{9, 8, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 8}};
+static const uint64_t job_id = 0x5eed4096;
+
+struct leaf_made {
+	struct coll_delta d[PREP_TICKS];
+	unsigned n;
+};
+
+static void die(const char *what, enum iop_err e)
+{
+	fprintf(stderr, "root_bench: %s: %s\n", what, e ? iop_strerror(e) : strerror(errno));
+	exit(1);
+}
+
+static void keep_delta(void *arg, struct coll_delta *d)
+{
+	struct leaf_made *m = arg;
+	if (m->n == PREP_TICKS || (m->n == 0 && d->tick.n == 0))
+		return; /* the ticks before the first events: nothing to keep */
+	struct coll_delta *c = &m->d[m->n++];
+	coll_delta_init(c, d->tick.t, d->tick.tick_ns);
+	if (coll_delta_merge(c, d) != IOP_OK)
+		die("copying a delta", IOP_ERR_NOMEM);
+	c->mon = d->mon;
+}
+
+/* One leaf's deltas, made in simulated time from tick-aligned t0. */
+static void make_leaf(unsigned leaf, uint64_t t0, struct leaf_made *m, uint64_t *events)
+{
+	static struct lg_rank ranks[RANKS_PER];
+	static uint8_t buf[LG_FRAME_CAP];
+	struct lg_opts o = {.ranks = LEAVES * RANKS_PER, .nodes = LEAVES, .threads = 1,
+	                    .events_per_s = 1000, .duration_s = -1, .batch_ms = 100,
+	                    .slow_rank = -1, .slow_factor = 1, .workload = IOP_WL_MIXED,
+	                    .seed = 1, .job_id = job_id, .key = key, .n_urls = 1};
+	struct coll_leaf_cfg cfg;
+	coll_leaf_cfg_default(&cfg);
+	cfg.job_id = job_id;
+	cfg.key = key;
+	struct coll_leaf *l;
+	enum iop_err e = coll_leaf_new(&cfg, t0, &l);
+	if (e)
+		die("leaf", e);
+	for (unsigned i = 0; i < RANKS_PER; i++)
+		if (!lg_rank_init(&ranks[i], &o, leaf * RANKS_PER + i))
+			die("rank", IOP_ERR_NOMEM);
+	memset(m, 0, sizeof(*m));
+	uint64_t step = o.batch_ms * 1000000ull;
+	for (uint64_t now = step; m->n < PREP_TICKS; now += step) {
+		for (unsigned i = 0; i < RANKS_PER; i++)
+			if ((e = lg_rank_to_leaf(&ranks[i], &o, now, t0, buf, l, events)))
+				die("frames to the leaf", e);
+		coll_leaf_advance(l, t0 + now, false, keep_delta, m);
+	}
+	for (unsigned i = 0; i < RANKS_PER; i++)
+		lg_rank_free(&ranks[i]);
+	coll_leaf_free(l);
+}
+
+/* The delta a leaf sends in round k (0: its first) for tick t. Its later
+ * ticks go in turn; after their first turn without their names and
+ * joins (sent once), and with their counters raised past any value sent
+ * before (counters are absolute: the root counts what grew). */
+static struct coll_delta *round_delta(struct leaf_made *m, uint64_t k, int64_t t)
+{
+	unsigned later = m->n - 1;
+	struct coll_delta *d = &m->d[k == 0 ? 0 : 1 + (k - 1) % later];
+	d->tick.t = t;
+	if (k > later) {
+		d->n_names = d->n_procs = 0;
+		for (uint32_t i = 0; i < d->ctr.n; i++) {
+			struct coll_counter *c = &d->ctr.v[i];
+			c->ops += 1000000ull * later;
+			c->bytes += 1000000000ull * later;
+			c->time_ns += 1000000000ull * later;
+		}
+	}
+	return d;
+}
+
+static pid_t start_root(const char *url)
+{
+	char hex[33], job[17];
+	iop_key_to_hex(&key, hex);
+	snprintf(job, sizeof job, "%" PRIx64, job_id);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork", IOP_OK);
+	if (pid == 0) {
+		setenv("IOPULSE_KEY", hex, 1);
+		setenv("IOPULSE_JOB", job, 1);
+		FILE *null = freopen("/dev/null", "w", stdout);
+		(void)null;
+		execl(IOP_EXE_PATH, "iopulse", "collector", "--role", "root", "--listen", url,
+		      (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* user + system ticks of pid, in seconds */
+static double cpu_s(pid_t pid)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f || !fgets(line, sizeof line, f))
+		die("reading /proc/PID/stat", IOP_OK);
+	fclose(f);
+	const char *p = strrchr(line, ')'); /* after comm */
+	unsigned long ut = 0, st = 0;
+	/* fields after comm: state(3) ... utime(14) stime(15) */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		die("parsing /proc/PID/stat", IOP_OK);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double status_mib(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	double kib = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, field, strlen(field)) == 0 &&
+		    sscanf(line + strlen(field), "%lf", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib / 1024;
+}
+
+static double rss_mib(pid_t pid)
+{
+	return status_mib(pid, "VmRSS:");
+}
+
+static void pump_all(struct coll_uplink **up, uint64_t until_mono)
+{
+	struct pollfd pf[LEAVES];
+	for (;;) {
+		uint64_t now = iop_mono_ns();
+		for (unsigned i = 0; i < LEAVES; i++)
+			coll_uplink_pump(up[i], iop_real_ns());
+		if (now >= until_mono)
+			return;
+		for (unsigned i = 0; i < LEAVES; i++)
+			pf[i] = (struct pollfd){.fd = coll_uplink_fd(up[i]), .events = POLLIN};
+		uint64_t left_ms = (until_mono - now) / 1000000u + 1;
+		(void)poll(pf, LEAVES, left_ms < 50 ? (int)left_ms : 50);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = getenv("SECONDS") ? atof(getenv("SECONDS")) : 20;
+	if (seconds < 5)
+		seconds = 5;
+	static struct leaf_made made[LEAVES];
+	uint64_t t0 = iop_real_ns() / TICK_NS * TICK_NS, events = 0;
+	uint64_t prep0 = iop_mono_ns();
+	for (unsigned i = 0; i < LEAVES; i++) {
+		make_leaf(i, t0, &made[i], &events);
+		if (made[i].n < 2)
+			die("a leaf made fewer than 2 ticks", IOP_ERR_STATE);
+	}
+	uint64_t rows = 0;
+	for (unsigned i = 0; i < LEAVES; i++)
+		rows += made[i].d[made[i].n - 1].tick.n;
+	fprintf(stderr, "root_bench: made %u leaves' deltas (%" PRIu64 " events, ~%" PRIu64
+	        " rows a tick) in %.1f s\n", LEAVES, events, rows,
+	        (double)(iop_mono_ns() - prep0) / 1e9);
+
+	char url[64];
+	snprintf(url, sizeof url, "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+	pid_t root = start_root(url);
+	usleep(200000);
+	int status;
+	if (waitpid(root, &status, WNOHANG) == root)
+		die("the root process ended at once (" IOP_EXE_PATH ")", IOP_ERR_STATE);
+	struct coll_uplink *up[LEAVES];
+	for (unsigned i = 0; i < LEAVES; i++) {
+		struct coll_uplink_cfg c = {.url = url, .job_id = job_id, .key = key, .sender = i + 1};
+		enum iop_err e = coll_uplink_new(&c, &up[i]);
+		if (e)
+			die("uplink", e);
+	}
+	/* a leaf sends tick t once t has ended and its grace (250 ms) passed */
+	uint64_t total = (uint64_t)(WARMUP_S + seconds);
+	double cpu0 = 0, wall0 = 0, rss0 = 0;
+	uint64_t sent = 0;
+	for (uint64_t k = 0; k <= total; k++) {
+		uint64_t real = iop_real_ns();
+		uint64_t next = (real / TICK_NS + 1) * TICK_NS + 250000000ull;
+		pump_all(up, iop_mono_ns() + (next - real));
+		int64_t t = (int64_t)(next / TICK_NS) - 1;
+		if (k == WARMUP_S) {
+			rss0 = rss_mib(root);
+			cpu0 = cpu_s(root);
+			wall0 = (double)iop_mono_ns() / 1e9;
+		}
+		if (k == total)
+			break;
+		for (unsigned i = 0; i < LEAVES; i++) {
+			struct coll_delta *d = round_delta(&made[i], k, t);
+			if (coll_uplink_send(up[i], d) == IOP_OK)
+				sent++;
+		}
+	}
+	double cpu = cpu_s(root) - cpu0, wall = (double)iop_mono_ns() / 1e9 - wall0;
+	double rss = status_mib(root, "VmHWM:"), rss1 = rss_mib(root);
+	/* tier 0 keeps 600 ticks: the resident set grows until it is full */
+	double per_tick = (rss1 - rss0) / (double)(total - WARMUP_S);
+	uint64_t acked = 0;
+	for (unsigned i = 0; i < LEAVES; i++) {
+		struct coll_uplink_stats st;
+		coll_uplink_stats(up[i], &st);
+		acked += st.acked;
+	}
+	kill(root, SIGTERM);
+	waitpid(root, &status, 0);
+	for (unsigned i = 0; i < LEAVES; i++)
+		coll_uplink_free(up[i]);
+	if (acked + LEAVES * 2 < sent)
+		fprintf(stderr, "root_bench: the root acknowledged only %" PRIu64 " of %" PRIu64
+		        " deltas: it did not keep up\n", acked, sent);
+	if (bench_wanted(argc, argv, "root_cpu_frac_4096"))
+		printf("root_cpu_frac_4096 %.3f cores (target <= %.2f; %.0f s measured, %" PRIu64
+		       "/%" PRIu64 " deltas acknowledged)\n", cpu / wall, CPU_TARGET, wall, acked, sent);
+	if (bench_wanted(argc, argv, "root_rss_mib_4096"))
+		printf("root_rss_mib_4096 %.1f MiB (target <= %.0f; peak resident over the run; "
+		       "growing %.2f MiB a tick, ~%.0f MiB once the 600 ticks of tier 0 are full)\n",
+		       rss, RSS_TARGET, per_tick, rss1 + per_tick * (600.0 - (double)total));
+	for (unsigned i = 0; i < LEAVES; i++)
+		for (unsigned j = 0; j < made[i].n; j++)
+			coll_delta_free(&made[i].d[j]);
+	return 0;
+}
