@@ -90,6 +90,16 @@ def shown_time(screen):
     return re.search(r"\bat (\d\d:\d\d:\d\d)", screen).group(1)
 
 
+def quit_top(pane):
+    """q to an `iopulse top` started as `...; echo TOP-EXIT=$?`: it must
+    exit 0."""
+    pane.keys("q")
+    s = pane.wait_text("TOP-EXIT=", timeout=30)
+    code = int(re.search(r"TOP-EXIT=(\d+)", s).group(1))
+    if code != 0:
+        raise Fail("top exited %d:\n%s" % (code, s))
+
+
 def launcher(args):
     if "mpich" in os.path.basename(args.mpirun):
         return [args.mpirun, "-n", "4"]

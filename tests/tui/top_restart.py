@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tmux_test import Fail, row_of, tmux_main  # noqa: E402
+from tmux_test import Fail, quit_top, row_of, tmux_main  # noqa: E402
 
 WRITES, BLOCK, PAUSE_S = 600, 4096, 0.05  # about 30 s of writing
 
@@ -85,17 +85,12 @@ class Tree:
 
 
 def rank0_bytes(screen):
-    """The BYTES column of rank 0's row, in bytes (units as shown)."""
-    row = row_of(screen, 0)
-    m = re.search(r"([\d.]+) ?(B|KiB|MiB|GiB)\s+\d+\s*\S*\s*$", row) if row else None
-    if not m:
-        m = re.findall(r"([\d.]+) ?(KiB|MiB|GiB|B)\b", row or "")
-        if not m:
-            raise ValueError("no bytes in %r" % row)
-        m = m[-1]
-        value, unit = m
-    else:
-        value, unit = m.group(1), m.group(2)
+    """The BYTES column of rank 0's row, in bytes: its last size that is
+    not a rate (rates end in /s)."""
+    sizes = re.findall(r"([\d.]+) ?(KiB|MiB|GiB|B)(?!/s)", row_of(screen, 0) or "")
+    if not sizes:
+        raise ValueError("no byte count in rank 0's row")
+    value, unit = sizes[-1]
     return float(value) * {"B": 1, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
 
 
@@ -135,11 +130,7 @@ def run(args, tmp, pane):
         print("ok: top reconnected by itself; rank 0 %d B before the kill, %d B after"
               % (before, rank0_bytes(s)))
 
-        pane.keys("q")
-        s = pane.wait_text("TOP-EXIT=", timeout=30)
-        code = int(re.search(r"TOP-EXIT=(\d+)", s).group(1))
-        if code != 0:
-            raise Fail("top exited %d:\n%s" % (code, s))
+        quit_top(pane)
     finally:
         tree.stop()
 

@@ -30,8 +30,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tmux_test import (TIMEOUT_S, Fail, launcher, rank_rows, row_of, shown_time,  # noqa: E402
-                       tmux_main)
+from tmux_test import (TIMEOUT_S, Fail, launcher, quit_top, rank_rows, row_of,  # noqa: E402
+                       shown_time, tmux_main)
 
 
 def start_job(args, tmp):
@@ -116,11 +116,7 @@ def dashboard(args, tmp, pane, card):
             sum(r["bytes"] for r in view["rows"]) <= 0:
         raise Fail("JSON save rows: %r" % view["rows"])
 
-    pane.keys("q")
-    s = pane.wait_text("TOP-EXIT=", timeout=30)
-    code = int(re.search(r"TOP-EXIT=(\d+)", s).group(1))
-    if code != 0:
-        raise Fail("top exited %d:\n%s" % (code, s))
+    quit_top(pane)
 
 
 def run(args, tmp, pane):
