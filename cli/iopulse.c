@@ -29,7 +29,7 @@ static const struct subcommand commands[] = {
 	{"verify", rec_cmd_verify, "check a recording and say what it holds"},
 	{"summary", rec_cmd_summary, "print the end-of-job summary of a recording"},
 	{"replay", tui_cmd_replay, "replay a recording in the dashboard, or headless"},
-	{"export", rec_cmd_export, "write a recording's ticks as CSV or JSON lines"},
+	{"export", rec_cmd_export, "write a recording's ticks as CSV or JSON lines, or its events as a Chrome trace"},
 };
 
 static void usage(FILE *to)
