@@ -53,6 +53,11 @@ static void start_leaf(const char *exe, char *const argv[], char *const envp[], 
 			syscall(SYS_dup2, out >= 0 ? out : null, 1);
 			syscall(SYS_dup2, out >= 0 ? out : null, 2);
 			syscall(SYS_dup2, lock_fd, 3);
+			/* dup2 onto itself (the lock was fd 3 already) keeps its
+			 * close-on-exec flag: the leaf then ran without the lock,
+			 * a second rank started a second leaf, and the two could
+			 * each take one of the two sockets and both give up. */
+			syscall(SYS_fcntl, 3, F_SETFD, 0);
 			syscall(SYS_close_range, 4U, ~0U, 0U);
 			syscall(SYS_execve, exe, argv, envp);
 			syscall(SYS_exit, 127);

@@ -212,6 +212,15 @@ def launcher_job(a, tmp):
                            f"writes, summary {g and (g['write_bytes'], g['write_ops'])}")
     nodes = {r["rank"]: r["node"] for r in s["ranks"]}
     want = {r: list(HOSTS)[r // 2] for r in range(6)}
+    # one leaf per node: a second one (the lock not held) fails to listen
+    # and says so in the node's leaf.log (the remote daemons' TMPDIR is /tmp)
+    for ns in list(HOSTS)[1:]:
+        d = f"/tmp/iopulse-{s['job']['id']}-{ns}"
+        log = os.path.join(d, "leaf.log")
+        said = open(log).read() if os.path.exists(log) else ""
+        shutil.rmtree(d, ignore_errors=True)
+        if "cannot listen" in said:
+            bad.append(f"{ns}: a second leaf was started: {said.strip()}")
     if len(truth) != 6 or bad or s["job"]["nodes"] != 3 or nodes != want:
         raise SystemExit(f"FAIL: {os.path.basename(a.mpirun)} across 3 hosts: {len(truth)} truth "
                          f"lines; nodes {s['job']['nodes']} (want 3); ranks on {nodes}, want "
