@@ -609,6 +609,49 @@ static void leaf_final_overtakes(void **state)
 	pipeline_free(&p);
 }
 
+/* A call that was still running when a tick ended, and returned before
+ * that tick closed (in its grace period): the closed tick counts it in
+ * flight, with its start, though no in-flight slot shows it any more. */
+static void leaf_call_across_tick_end(void **state)
+{
+	(void)state;
+	struct iop_key key = test_key(1);
+	static uint8_t buf[4096];
+	uint64_t t0 = (T0 / SEC) * SEC; /* a tick boundary */
+	struct iop_frame_hdr h = {.job_id = JOB, .seq = 0, .base_ns = t0, .node_id = 1, .rank = 0,
+	                          .pid = 9};
+	struct iop_stats st = {.events = 1};
+	struct iop_frame_enc e;
+	assert_int_equal(iop_enc_begin(&e, buf, sizeof buf, &h, &st), IOP_OK);
+	/* from 0.5 s into tick t0 to 0.13 s into the next one */
+	struct iop_event ev = {.end_ns = t0 + SEC + SEC / 100 * 13, .dur_ns = SEC / 2 + SEC / 100 * 13,
+	                       .bytes = 8, .layer = IOP_LAYER_POSIX, .op = IOP_OP_WRITE,
+	                       .flags = IOP_EV_BYTES};
+	assert_int_equal(iop_enc_event(&e, &ev), IOP_OK);
+	size_t len;
+	assert_int_equal(iop_enc_finish(&e, &key, &len), IOP_OK);
+	struct pipeline p;
+	pipeline_new(&p, t0);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, t0 + SEC + SEC / 5), IOP_OK);
+	pipeline_advance(&p, t0 + 5 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	struct coll_key rk = coll_key_rank(0, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+	const struct coll_tick *k = coll_state_tick(s, (int64_t)(t0 / SEC));
+	assert_non_null(k);
+	const struct coll_cell *c = coll_tick_find(k, &rk);
+	assert_non_null(c);
+	assert_int_equal(c->inflight, 1);
+	assert_int_equal(c->oldest_ns, t0 + SEC / 2);
+	assert_int_equal(c->ops, 0); /* it ended in the next tick */
+	k = coll_state_tick(s, (int64_t)(t0 / SEC) + 1);
+	assert_non_null(k);
+	c = coll_tick_find(k, &rk);
+	assert_non_null(c);
+	assert_int_equal(c->ops, 1);
+	assert_int_equal(c->inflight, 0);
+	pipeline_free(&p);
+}
+
 /* History tiers: old ticks fold into bins; a bin holds what its ticks did. */
 static void history_tiers(void **state)
 {
@@ -663,6 +706,7 @@ int main(void)
 		cmocka_unit_test(leaf_gone_process),
 		cmocka_unit_test(leaf_huge_duration),
 		cmocka_unit_test(leaf_final_overtakes),
+		cmocka_unit_test(leaf_call_across_tick_end),
 		cmocka_unit_test(history_tiers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -243,12 +243,15 @@ static void add_to_cell(struct coll_cell *c, const struct call *k)
 
 /* Busy time: the part of [start, end] not yet counted for this process's
  * (layer, class), spread over the open ticks it covers. The row of the
- * event's own tick is given (the usual case: the call fits in it). */
+ * event's own tick is given (the usual case: the call fits in it). An open
+ * tick that ended while the call ran also counts it in flight then: the
+ * shim's in-flight slots, read when the tick closes, no longer show a call
+ * that returned in the grace period (hung_io ended a tick early). */
 static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event *ev, unsigned cls,
                      int64_t end_tick, struct coll_cell *end_cell)
 {
 	uint64_t *until = &p->busy_until[ev->layer][cls];
-	uint64_t start = ev->end_ns - ev->dur_ns;
+	uint64_t began = ev->end_ns - ev->dur_ns, start = began;
 	if (start < *until)
 		start = *until;
 	if (ev->end_ns <= start)
@@ -268,8 +271,14 @@ static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event
 		struct coll_cell *c = end_cell;
 		if (t != end_tick && coll_tick_row(&l->ring[t % RING].tick, &key, &c) != IOP_OK)
 			continue;
-		if (c)
-			c->busy_ns += b - a;
+		if (!c)
+			continue;
+		c->busy_ns += b - a;
+		if (ev->end_ns > hi) {
+			c->inflight++;
+			if (!c->oldest_ns || began < c->oldest_ns)
+				c->oldest_ns = began;
+		}
 	}
 }
 
