@@ -119,6 +119,12 @@ static int pick_card(const char *jobid, struct coll_jobcard *out)
 		return 1;
 	}
 	*out = ch.c[k];
+	if (!strcmp(coll_jobcard_state(out), "stale")) {
+		/* its port may serve another job by now: say what is known */
+		fprintf(stderr, "iopulse top: cannot reach the root of job %016" PRIx64 ": its iopulse "
+		                "run (pid %d) has ended; try 'iopulse jobs'\n", out->job_id, out->pid);
+		return 2;
+	}
 	if (!out->root[0]) {
 		fprintf(stderr, "iopulse top: job %016" PRIx64 " has no viewer address in its card "
 		                "(started by an older iopulse?)\n", out->job_id);
