@@ -63,7 +63,7 @@ static struct {
 	_Atomic int fatal_request, fatal_done;
 	_Atomic int exec_pending;             /* threads inside an exec */
 	_Atomic unsigned exec_asked, exec_served; /* last frames asked for, sent */
-	uint64_t lost_events, send_failures, retired_events, retired_dropped, retired_ticks;
+	uint64_t send_failures, retired_events, retired_dropped, retired_ticks;
 	uint8_t frame[FRAME_CAP];
 } S = {.sock = -1, .announced = 1, .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_fd = {-1, -1}};
@@ -235,7 +235,7 @@ static void stats(struct iop_stats *st)
 		ticks += atomic_load_explicit(&t->shim_ticks, memory_order_relaxed);
 	}
 	st->events = events;
-	st->dropped = dropped + S.lost_events;
+	st->dropped = dropped;
 	st->shim_ns = iop_clock_dur_ns(&S.clk, ticks);
 	st->send_failures = S.send_failures;
 }
@@ -356,21 +356,14 @@ static bool cycle(bool final, int flags, unsigned max)
 		if (build(final, &len, &names_to, &counters_in, &events_in) != IOP_OK)
 			return false;
 		if (nn_send(S.sock, S.frame, len, flags) != (int)len) {
-			/* Refused (no collector yet, or it is slow or gone): names
-			 * and counters stay pending, so the next frame carries them.
-			 * The events stay staged while the stage has room, so a
-			 * connection still being set up at start loses nothing; once
-			 * it is full the oldest are lost (counted), so that a long
-			 * outage keeps the newest events, not minutes-old ones that
-			 * would land late in the current tick. */
+			/* Refused (no collector yet, or a full pipe): everything
+			 * stays pending, the events too, and the next round tries
+			 * again. While it is refused the stage stays full and the
+			 * rings fill behind it: their overflow is what is dropped
+			 * (and counted). Dropping the staged events here lost a
+			 * round's worth at every start, before the connection was up. */
 			S.send_failures++;
 			S.need_resync = true;
-			if (S.n_stage == STAGE) {
-				S.lost_events += events_in;
-				memmove(S.stage, S.stage + events_in,
-					(S.n_stage - events_in) * sizeof *S.stage);
-				S.n_stage -= events_in;
-			}
 			return false;
 		}
 		S.last_sent_ns = iop_real_ns();
