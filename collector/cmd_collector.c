@@ -159,6 +159,8 @@ static int open_node(struct node *n)
 			return fail("cannot listen", bad);
 		struct coll_root_cfg rc_;
 		coll_root_cfg_default(&rc_, n->opt.tick_ns);
+		if (n->opt.history_bytes)
+			rc_.history.max_bytes = n->opt.history_bytes;
 		/* each level waits a little longer than the one below */
 		rc_.grace_ns += n->opt.role == ROLE_MID ? 150000000ull : COLL_ROOT_REMOTE_SLACK_NS;
 		rc_.no_state = n->opt.role == ROLE_MID;

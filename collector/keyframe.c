@@ -79,6 +79,7 @@ void coll_state_encode_keyframe_cur(const struct coll_state *s, struct iop_wcur 
 		iop_put_varint(c, s->tier[i].cap);
 		iop_put_varint(c, s->tier[i].ticks_per_bin);
 	}
+	iop_put_varint(c, s->max_bytes); /* version 2 on */
 	iop_put_svarint(c, s->first_t);
 	iop_put_svarint(c, s->last_t);
 	iop_put_varint(c, s->ticks_applied);
@@ -131,7 +132,8 @@ static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c)
 {
 	if (iop_get_u32le(c) != COLL_KEYFRAME_MAGIC)
 		return fail(c, IOP_ERR_BAD_MAGIC);
-	if (iop_get_u16le(c) != COLL_KEYFRAME_VERSION)
+	unsigned version = iop_get_u16le(c);
+	if (!c->err && (version < 1 || version > COLL_KEYFRAME_VERSION))
 		return fail(c, IOP_ERR_BAD_VERSION);
 	(void)iop_get_u16le(c);
 	uint64_t tick_ns = iop_get_varint(c);
@@ -142,6 +144,8 @@ static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c)
 		if (!c->err && per_bin[i] == 0)
 			return fail(c, IOP_ERR_MALFORMED);
 	}
+	/* version 1 had no budget: its history was kept whole */
+	uint64_t max_bytes = version >= 2 ? iop_get_varint(c) : 0;
 	if (c->err)
 		return c->err;
 	if (tick_ns == 0)
@@ -150,6 +154,7 @@ static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c)
 	for (int i = 0; i < 3; i++)
 		s->tier[i] = (struct coll_tier){.cap = (uint32_t)cap[i],
 		                                .ticks_per_bin = (uint32_t)per_bin[i]};
+	s->max_bytes = max_bytes;
 	s->first_t = iop_get_svarint(c);
 	s->last_t = iop_get_svarint(c);
 	s->ticks_applied = iop_get_varint(c);
@@ -286,6 +291,8 @@ enum iop_err coll_state_decode_keyframe_cur(struct coll_state *s, struct iop_rcu
 		e = decode_latest(s, c);
 	for (int i = 0; !e && i < 3; i++)
 		e = decode_tier(&s->tier[i], c);
+	if (!e)
+		coll_state_history_measure(s);
 	if (e) {
 		uint64_t tick_ns = s->tick_ns;
 		coll_state_free(s);

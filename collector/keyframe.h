@@ -28,7 +28,7 @@
 #include "state.h"
 
 #define COLL_KEYFRAME_MAGIC   0x4b504f49u /* "IOPK" */
-#define COLL_KEYFRAME_VERSION 1
+#define COLL_KEYFRAME_VERSION 2 /* 2: the history's budget; 1 stays readable */
 
 /* Limits the decoder enforces besides the state's own (names, counters,
  * rows per tick). */

@@ -5,11 +5,13 @@
 #include <string.h>
 
 #define RING 64
+#define EARLY_FOLD 4 /* rows of a pending tick, in max_files, before it folds */
 
 struct coll_root {
 	struct coll_root_cfg cfg;
 	bool remote; /* coll_root_remote_children() was called */
 	struct coll_delta ring[RING]; /* tick t pending in ring[t % RING] */
+	uint32_t folded_n[RING];      /* its rows after it last folded */
 	int64_t oldest;
 	bool any; /* a delta has arrived in the oldest open tick or later */
 	struct coll_state state;
@@ -68,6 +70,16 @@ enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
 		t = r->oldest + RING - 1;
 	struct coll_delta *dst = &r->ring[t % RING];
 	enum iop_err e = coll_delta_merge(dst, d);
+	/* Leaves with files of their own (per-rank files) would make the
+	 * pending tick hold every leaf's max_files file rows (64 leaves:
+	 * 130 000 rows, 100 MiB a tick) until it closes and folds: it folds
+	 * as it fills instead, once its rows pass EARLY_FOLD times the cap
+	 * (docs/collector.md, "Root"). */
+	uint32_t *base = &r->folded_n[t % RING];
+	if (r->cfg.max_files && dst->tick.n > *base + EARLY_FOLD * r->cfg.max_files) {
+		(void)coll_tick_fold_files(&dst->tick, r->cfg.max_files);
+		*base = dst->tick.n;
+	}
 	if (late) {
 		/* Its events reached no closed tick: count them as late. */
 		dst->mon.late += d->mon.events - d->mon.late;
@@ -104,6 +116,7 @@ void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_ti
 		if (fn)
 			fn(arg, d, &r->state);
 		coll_delta_reset(d, r->oldest + RING);
+		r->folded_n[r->oldest % RING] = 0;
 		r->oldest++;
 		/* its memory to the next ticks to fill, not 64 slots on */
 		for (int64_t t = r->oldest; t < r->oldest + 2; t++)

@@ -477,6 +477,8 @@ static int start(struct run *r)
 	lc.tick_ns = r->opt.tick_ns;
 	struct coll_root_cfg rc_;
 	coll_root_cfg_default(&rc_, r->opt.tick_ns);
+	if (r->opt.history_bytes)
+		rc_.history.max_bytes = r->opt.history_bytes;
 	if (rc_.grace_ns < lc.grace_ns + 50000000ull)
 		rc_.grace_ns = lc.grace_ns + 50000000ull;
 	if ((rc = setup_job(r)))

@@ -27,6 +27,8 @@ static void usage(FILE *to)
 	        "                        'iopulse export --format chrome'; the file grows with\n"
 	        "                        the calls (tens of bytes each)\n"
 	        "  --tick MS             tick length in milliseconds, 100 to 60000 (default 1000)\n"
+	        "  --history-mib N       memory for the history (default 128): past it, the\n"
+	        "                        oldest ticks keep only their per-layer rows\n"
 	        "  --rules FILE          alert thresholds (JSON, see docs/alerts.md)\n"
 	        "  --fail-on warn|crit   exit 3 when such an alert fired and COMMAND succeeded\n"
 	        "  --status-every DUR    a status line on stderr every DUR (e.g. 30s, 2m; default off)\n"
@@ -106,8 +108,8 @@ static void collector_usage(FILE *to)
 	        "  --exit-idle DUR       (leaf) exit once every process it saw has ended and DUR\n"
 	        "                        passed without a new one (default: run until SIGTERM)\n"
 	        "  --tick MS             tick length, as for iopulse run (default 1000)\n"
-	        "  --format, --alerts, --summary-json, --record, --rules, --status-every\n"
-	        "                        (root) as for iopulse run; the summary is written when\n"
+	        "  --format, --alerts, --summary-json, --record, --rules, --status-every,\n"
+	        "  --history-mib         (root) as for iopulse run; the summary is written when\n"
 	        "                        it ends (SIGTERM or SIGINT)\n"
 	        "  -h, --help            this text\n"
 	        "\n"
@@ -140,7 +142,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 {
 	memset(o, 0, sizeof(*o));
 	o->tick_ns = 1000000000ull;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW, O_EVENTS };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW, O_EVENTS, O_HISTORY };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
@@ -153,6 +155,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		{"role", required_argument, NULL, O_ROLE},     {"parent", required_argument, NULL, O_PARENT},
 		{"dir", required_argument, NULL, O_DIR},       {"card", required_argument, NULL, O_CARD},
 		{"exit-idle", required_argument, NULL, O_IDLE},
+		{"history-mib", required_argument, NULL, O_HISTORY},
 		{"help", no_argument, NULL, 'h'},           {0}};
 	optind = 1;
 	int ch;
@@ -194,6 +197,13 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 			if (*end || ms < 100 || ms > 60000)
 				return bad("tick must be 100 to 60000 ms, not", optarg);
 			o->tick_ns = ms * 1000000ull;
+			break;
+		}
+		case O_HISTORY: {
+			unsigned long mib = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || mib < 1 || mib > 1048576)
+				return bad("--history-mib takes 1 to 1048576 (MiB), not", optarg);
+			o->history_bytes = (uint64_t)mib << 20;
 			break;
 		}
 		case O_FAIL:

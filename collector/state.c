@@ -18,6 +18,7 @@ void coll_history_cfg_default(struct coll_history_cfg *cfg, uint64_t tick_ns)
 	cfg->bin1_count = 720;                          /* 2 hours */
 	cfg->bin2_ticks = (uint32_t)(b2 ? b2 : 1);
 	cfg->bin2_count = 1440;                         /* 24 hours */
+	cfg->max_bytes = COLL_HISTORY_BYTES;
 }
 
 void coll_state_init(struct coll_state *s, uint64_t tick_ns, const struct coll_history_cfg *h)
@@ -34,6 +35,7 @@ void coll_state_init(struct coll_state *s, uint64_t tick_ns, const struct coll_h
 	s->tier[0] = (struct coll_tier){.cap = h->full_ticks, .ticks_per_bin = 1};
 	s->tier[1] = (struct coll_tier){.cap = h->bin1_count, .ticks_per_bin = h->bin1_ticks};
 	s->tier[2] = (struct coll_tier){.cap = h->bin2_count, .ticks_per_bin = h->bin2_ticks};
+	s->max_bytes = h->max_bytes;
 	s->first_t = INT64_MIN;
 }
 
@@ -44,6 +46,7 @@ void coll_state_free(struct coll_state *s)
 		for (uint32_t j = 0; j < tr->n; j++)
 			coll_tick_free(&tr->v[(tr->head + j) % tr->cap]);
 		free(tr->v);
+		free(tr->bytes);
 	}
 	coll_tick_free(&s->totals);
 	coll_ctrset_free(&s->latest);
@@ -91,6 +94,8 @@ static void apply_proc(struct coll_state *s, const struct coll_proc *p)
 
 /* Puts a tick (or a bin) into a tier; the oldest one leaving a full tier
  * is returned in *evicted (the caller owns it) and *has_evicted is set. */
+static enum iop_err thin(struct coll_tick *k);
+
 static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
                               struct coll_tick *evicted, bool *has_evicted)
 {
@@ -103,8 +108,13 @@ static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
 	int64_t bin = k->t / (int64_t)tr->ticks_per_bin;
 	if (tr->n) {
 		struct coll_tick *newest = &tr->v[(tr->head + tr->n - 1) % tr->cap];
-		if (newest->t / (int64_t)tr->ticks_per_bin == bin)
-			return coll_tick_merge(newest, k);
+		if (newest->t / (int64_t)tr->ticks_per_bin == bin) {
+			/* a thinned bin's other ticks have no detail rows: this
+			 * one's would show as the whole bin's */
+			bool thinned = coll_tick_thinned(newest);
+			enum iop_err e = coll_tick_merge(newest, k);
+			return thinned && !e ? thin(newest) : e;
+		}
 	}
 	if (!tr->v) {
 		tr->v = calloc(tr->cap, sizeof(*tr->v));
@@ -170,6 +180,115 @@ static enum iop_err history_push(struct coll_state *s, const struct coll_tick *k
 	}
 	coll_tick_free(&out[held]);
 	return e;
+}
+
+uint64_t coll_tick_bytes(const struct coll_tick *k)
+{
+	/* a row: its key, its cell and three index slots (n_slots >= 3 cap) */
+	uint64_t b = sizeof(*k) + (uint64_t)k->n * (sizeof(struct coll_key) +
+	                                           sizeof(struct coll_cell) + 3 * sizeof(uint32_t));
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct iop_hist *h = &k->cell[i].hist;
+		if (h->count)
+			b += (uint64_t)(iop_hist_bucket(h->max) - iop_hist_bucket(h->min) + 1) *
+			     sizeof(uint32_t);
+	}
+	return b;
+}
+
+bool coll_tick_thinned(const struct coll_tick *k)
+{
+	bool layer = false;
+	for (uint32_t i = 0; i < k->n; i++) {
+		if (k->key[i].kind != COLL_ROW_LAYER)
+			return false;
+		layer = true;
+	}
+	return layer;
+}
+
+/* Keeps k's LAYER rows only, in their order. NOMEM leaves k as it was. */
+static enum iop_err thin(struct coll_tick *k)
+{
+	struct coll_tick keep;
+	coll_tick_init(&keep, k->t, k->tick_ns);
+	for (uint32_t i = 0; i < k->n; i++) {
+		if (k->key[i].kind != COLL_ROW_LAYER)
+			continue;
+		struct coll_cell *c;
+		enum iop_err e = coll_tick_row(&keep, &k->key[i], &c);
+		if (!e)
+			e = coll_cell_merge(c, &k->cell[i]);
+		if (e) {
+			coll_tick_free(&keep);
+			return e;
+		}
+	}
+	coll_tick_free(k);
+	*k = keep;
+	return IOP_OK;
+}
+
+static void measure_slot(struct coll_tier *tr, uint32_t pos)
+{
+	if (!tr->bytes && !(tr->bytes = calloc(tr->cap, sizeof(*tr->bytes))))
+		return; /* counted as 0 until the next measure */
+	tr->bytes[pos] = coll_tick_bytes(&tr->v[pos]);
+}
+
+static void sum_history(struct coll_state *s)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < 3; i++) {
+		const struct coll_tier *tr = &s->tier[i];
+		for (uint32_t j = 0; tr->bytes && j < tr->n; j++)
+			total += tr->bytes[(tr->head + j) % tr->cap];
+	}
+	s->history_bytes = total;
+}
+
+void coll_state_history_measure(struct coll_state *s)
+{
+	for (int i = 0; i < 3; i++) {
+		struct coll_tier *tr = &s->tier[i];
+		for (uint32_t j = 0; j < tr->n; j++)
+			measure_slot(tr, (tr->head + j) % tr->cap);
+	}
+	sum_history(s);
+}
+
+/* Past the budget, thins the oldest ticks and bins first (tier 2's, then
+ * 1's, then 0's), never tier 0's newest COLL_HISTORY_KEEP. */
+static void enforce_budget(struct coll_state *s)
+{
+	for (int i = 2; i >= 0 && s->max_bytes && s->history_bytes > s->max_bytes; i--) {
+		struct coll_tier *tr = &s->tier[i];
+		uint32_t n = tr->n;
+		if (i == 0)
+			n = n > COLL_HISTORY_KEEP ? n - COLL_HISTORY_KEEP : 0;
+		for (uint32_t j = 0; j < n && s->history_bytes > s->max_bytes; j++) {
+			uint32_t pos = (tr->head + j) % tr->cap;
+			struct coll_tick *k = &tr->v[pos];
+			if (!tr->bytes || coll_tick_thinned(k) || k->n == 0 || thin(k))
+				continue;
+			uint64_t before = tr->bytes[pos];
+			tr->bytes[pos] = coll_tick_bytes(k);
+			s->history_bytes -= before - tr->bytes[pos];
+			s->thinned++;
+		}
+	}
+}
+
+/* After a push: the newest slot of each tier may have changed. */
+static void history_account(struct coll_state *s)
+{
+	for (int i = 0; i < 3; i++) {
+		struct coll_tier *tr = &s->tier[i];
+		if (tr->n)
+			measure_slot(tr, (tr->head + tr->n - 1) % tr->cap);
+	}
+	sum_history(s);
+	enforce_budget(s);
 }
 
 static enum iop_err apply_counters(struct coll_state *s, const struct coll_delta *d)
@@ -267,6 +386,7 @@ static enum iop_err apply(struct coll_state *s, const struct coll_delta *d,
 	int64_t t = d->tick.t;
 	if ((e2 = history_push(s, &d->tick, give)))
 		e = e2;
+	history_account(s);
 	if (s->first_t == INT64_MIN || t < s->first_t)
 		s->first_t = t;
 	if (t > s->last_t || s->ticks_applied == 0)

@@ -12,12 +12,19 @@
  *   ranks    per rank: node, processes, state, exclusive I/O time
  *   history  closed ticks: full resolution for the last hist_ticks, then
  *            bins of bin1_ticks for bin1_count bins, then bins of bin2_ticks
- *            for bin2_count bins; older ones are forgotten (memory is
- *            bounded; docs/collector.md gives the figures)
+ *            for bin2_count bins; older ones are forgotten. Its memory is
+ *            bounded by max_bytes: past it, the oldest ticks and bins are
+ *            thinned to their LAYER rows (their RANK, FILE and SITE rows
+ *            dropped), never the newest COLL_HISTORY_KEEP ticks. A thinned
+ *            bin stays thinned as ticks merge into it. Sizes are counted
+ *            from the rows themselves (coll_tick_bytes), so a state rebuilt
+ *            from a keyframe thins the same ticks as the one it came from.
+ *            docs/collector.md ("History") gives the figures.
  *   monitor  the monitor's own counts */
 #ifndef COLL_STATE_H
 #define COLL_STATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "delta.h"
@@ -32,11 +39,18 @@ struct coll_history_cfg {
 	uint32_t full_ticks;            /* default 600 (10 min of 1 s ticks) */
 	uint32_t bin1_ticks, bin1_count; /* default 10 ticks x 720 (2 h) */
 	uint32_t bin2_ticks, bin2_count; /* default 60 ticks x 1440 (24 h) */
+	uint64_t max_bytes;             /* the history's memory budget, as
+	                                   coll_tick_bytes() counts it; 0 = none
+	                                   (default COLL_HISTORY_BYTES) */
 };
+#define COLL_HISTORY_BYTES ((uint64_t)128 << 20)
+/* Ticks the budget never thins: the newest ones keep every row. */
+#define COLL_HISTORY_KEEP 2
 void coll_history_cfg_default(struct coll_history_cfg *cfg, uint64_t tick_ns);
 
 struct coll_tier {
 	struct coll_tick *v; /* ring */
+	uint64_t *bytes;     /* coll_tick_bytes() of each v[i] */
 	uint32_t cap, n, head; /* head: index of the oldest */
 	uint32_t ticks_per_bin;
 };
@@ -66,6 +80,9 @@ struct coll_state {
 	uint64_t layer_excl_ns[IOP_LAYER__COUNT];
 	struct coll_monitor mon;
 	struct coll_tier tier[3];
+	uint64_t max_bytes;      /* the history's budget (coll_history_cfg) */
+	uint64_t history_bytes;  /* what the tiers hold now, by coll_tick_bytes() */
+	uint64_t thinned;        /* ticks and bins the budget has thinned */
 	int64_t first_t, last_t; /* ticks applied; first_t = INT64_MIN before any */
 	uint64_t ticks_applied;
 };
@@ -84,6 +101,15 @@ enum iop_err coll_state_apply_take(struct coll_state *s, struct coll_delta *d);
 const struct coll_tick *coll_state_tick(const struct coll_state *s, int64_t t);
 /* The most recent closed tick, or NULL. */
 const struct coll_tick *coll_state_last(const struct coll_state *s);
+
+/* A tick's memory as the history budget counts it: its rows (key, cell,
+ * index) and each row's histogram buckets from its min's to its max's.
+ * Depends only on the rows, not on how their arrays grew. */
+uint64_t coll_tick_bytes(const struct coll_tick *k);
+/* Recounts the history's bytes (after a keyframe built the tiers). */
+void coll_state_history_measure(struct coll_state *s);
+/* Whether the tick or bin was thinned: LAYER rows and no other. */
+bool coll_tick_thinned(const struct coll_tick *k);
 
 /* Ranks alive (not ended nor gone) and seen. */
 uint32_t coll_state_ranks_live(const struct coll_state *s);

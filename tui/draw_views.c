@@ -244,7 +244,7 @@ void tui_draw_heat(struct tui_dash *d, int y0, int rows)
 		coll_fmt_secs(top, sizeof top, h->vmax);
 	else
 		tui_fmt_rate(top, sizeof top, h->vmax, d->fixed_units);
-	snprintf(legend, sizeof legend, "%s per tick, full = %s, %s = alert or outlier",
+	snprintf(legend, sizeof legend, "%s per tick, full = %s, %s = alert or outlier, blank = not kept",
 	         h->p99 ? "p99" : "throughput", top, d->g->flag);
 	mvaddnstr(y0, 14, legend, COLS - 14);
 	attroff(tui_look(TUI_LOOK_HEAD, d->color));
@@ -271,6 +271,10 @@ void tui_draw_heat(struct tui_dash *d, int y0, int rows)
 		move(y, 14);
 		for (uint32_t c = 0; c < h->cols && 14 + (int)c < COLS; c++) {
 			size_t k = r * h->cols + c;
+			if (h->flag[k] == 3) {
+				addstr(" "); /* not kept per rank */
+				continue;
+			}
 			if (h->flag[k]) {
 				attron(tui_look(TUI_LOOK_CRIT, d->color));
 				addstr(d->g->flag);

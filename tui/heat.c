@@ -101,6 +101,11 @@ enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
 	const struct coll_tick *prev = NULL;
 	for (uint32_t c = 0; c < h->cols; c++) {
 		const struct coll_tick *k = coll_state_tick(s, h->t0 + c);
+		if (k && coll_tick_thinned(k)) { /* the history kept its layers only */
+			for (uint32_t r = 0; r < h->rows; r++)
+				h->flag[(size_t)r * h->cols + c] = 3;
+			continue;
+		}
 		if (!k || k == prev)
 			continue; /* a bin of an older tier shows once */
 		prev = k;

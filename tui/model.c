@@ -147,17 +147,24 @@ bool layer_in_scope(const struct tui_query *q, unsigned layer)
 	return q->layer < 0 || (unsigned)q->layer == layer;
 }
 
-double window_secs(const struct coll_state *s, const struct tui_query *q)
+double window_secs(const struct coll_state *s, const struct tui_query *q, bool detail)
 {
 	int64_t n = q->window ? q->window : 1;
 	if (s->ticks_applied && q->t_end - s->first_t + 1 < n)
 		n = q->t_end - s->first_t + 1;
-	if (n < 1)
-		n = 1;
-	return (double)n * (double)s->tick_ns / 1e9;
+	/* thinned ticks (state.h: the history's budget) have no per-rank,
+	 * per-file or per-site rows: a rate over them is over the others */
+	int64_t have = n;
+	for (int64_t t = q->t_end - n + 1; detail && t <= q->t_end; t++) {
+		const struct coll_tick *k = coll_state_tick(s, t);
+		have -= k && coll_tick_thinned(k);
+	}
+	if (have < 1)
+		have = 1;
+	return (double)have * (double)s->tick_ns / 1e9;
 }
 
-void window_walk(const struct coll_state *s, const struct tui_query *q, bool spark,
+void window_walk(const struct coll_state *s, const struct tui_query *q, bool spark, bool detail,
                  tick_visit_fn *fn, void *arg)
 {
 	int64_t w = q->window ? q->window : 1;
@@ -165,7 +172,7 @@ void window_walk(const struct coll_state *s, const struct tui_query *q, bool spa
 	const struct coll_tick *prev = NULL;
 	for (int64_t t = q->t_end - span + 1; t <= q->t_end; t++) {
 		const struct coll_tick *k = coll_state_tick(s, t);
-		if (!k || k == prev)
+		if (!k || k == prev || (detail && coll_tick_thinned(k)))
 			continue;
 		prev = k;
 		int64_t age = q->t_end - t;
@@ -288,9 +295,9 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 		acc_free(w.acc, 0);
 		return IOP_ERR_NOMEM;
 	}
-	window_walk(s, q, true, rank_visit, &w);
+	window_walk(s, q, true, true, rank_visit, &w);
 	rank_bytes(s, q, bytes);
-	double win = window_secs(s, q);
+	double win = window_secs(s, q, true);
 	enum iop_err e = IOP_OK;
 	if (!nodes) {
 		for (uint32_t r = 0; r < n && !e; r++) {
@@ -475,11 +482,11 @@ static enum iop_err build_ids(struct tui_table *t, const struct coll_state *s,
 {
 	struct id_walk w = {.q = q, .kind = files ? COLL_ROW_FILE : COLL_ROW_SITE};
 	double *bytes = NULL, *ranks = NULL;
-	window_walk(s, q, true, id_visit, &w);
+	window_walk(s, q, true, true, id_visit, &w);
 	enum iop_err e = w.nomem ? IOP_ERR_NOMEM : IOP_OK;
 	if (!e && files)
 		e = file_totals(&w, s, &bytes, &ranks);
-	double win = window_secs(s, q);
+	double win = window_secs(s, q, true);
 	for (uint32_t i = 0; i < w.map.cap && !e; i++) {
 		if (w.map.val[i] == UINT32_MAX)
 			continue;
@@ -542,8 +549,9 @@ enum iop_err build_layer_rows(struct tui_table *t, const struct coll_state *s,
 	struct layer_walk w;
 	memset(&w, 0, sizeof w);
 	w.rank = rank;
-	window_walk(s, q, true, layer_visit, &w);
-	double win = window_secs(s, q);
+	bool detail = rank != COLL_RANK_NONE; /* a rank's layers: its RANK rows */
+	window_walk(s, q, true, detail, layer_visit, &w);
+	double win = window_secs(s, q, detail);
 	enum iop_err e = IOP_OK;
 	for (int l = 0; l < IOP_LAYER__COUNT; l++) {
 		if (!layer_in_scope(q, (unsigned)l) || (rank != COLL_RANK_NONE && !w.acc[l].seen))
@@ -574,7 +582,7 @@ enum iop_err tui_table_build(struct tui_table *t, const struct coll_state *s,
 {
 	t->n = 0;
 	t->list = q->list;
-	t->window_s = window_secs(s, q);
+	t->window_s = window_secs(s, q, false);
 	if (!s->ticks_applied && q->list != TUI_LIST_ALERTS)
 		return IOP_OK;
 	switch (q->list) {

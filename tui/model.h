@@ -121,7 +121,9 @@ bool tui_alert_at(const struct coll_alert_record *a, int64_t t, uint64_t tick_ns
  * the `cols` ticks up to t_end; a cell is the throughput (bytes/s, read +
  * write) or the p99 latency (s; of the row's slowest layer and class) of
  * that row in that tick. A cell is flagged when an alert about the rank
- * covered the tick (2) or its p99 is over 4x the column's median (1). */
+ * covered the tick (2) or its p99 is over 4x the column's median (1); a
+ * tick the history keeps only per layer (state.h, the budget) is 3 in
+ * every row. */
 struct tui_heat {
 	uint32_t rows, cols;
 	int64_t t0; /* tick of column 0 */

@@ -22,11 +22,13 @@ void acc_row(const struct acc *a, struct tui_row *r, double window_s);
 
 /* Visits every distinct tick (or bin) of [t_end - span + 1, t_end] of the
  * history, oldest first; in_window tells whether it is in the last window
- * ticks, slot its sparkline slot (-1 when before). */
+ * ticks, slot its sparkline slot (-1 when before). With detail, ticks the
+ * history's budget thinned (no RANK, FILE or SITE rows) are passed over,
+ * and window_secs() counts only the others. */
 typedef void tick_visit_fn(void *arg, const struct coll_tick *k, bool in_window, int slot, bool last);
-void window_walk(const struct coll_state *s, const struct tui_query *q, bool spark,
+void window_walk(const struct coll_state *s, const struct tui_query *q, bool spark, bool detail,
                  tick_visit_fn *fn, void *arg);
-double window_secs(const struct coll_state *s, const struct tui_query *q);
+double window_secs(const struct coll_state *s, const struct tui_query *q, bool detail);
 bool layer_in_scope(const struct tui_query *q, unsigned layer);
 
 /* uint64 id -> index, open addressing. */

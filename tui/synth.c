@@ -84,8 +84,15 @@ static enum iop_err one_tick(struct coll_delta *d, uint32_t ranks, uint32_t slow
 
 enum iop_err tui_synth_state(struct coll_state *s, uint32_t ranks, uint32_t ticks, uint32_t slow)
 {
+	return tui_synth_state_budget(s, ranks, ticks, slow, COLL_HISTORY_BYTES);
+}
+
+enum iop_err tui_synth_state_budget(struct coll_state *s, uint32_t ranks, uint32_t ticks,
+                                    uint32_t slow, uint64_t max_bytes)
+{
 	struct coll_history_cfg h;
 	coll_history_cfg_default(&h, 1000000000ull);
+	h.max_bytes = max_bytes;
 	coll_state_init(s, 1000000000ull, &h);
 	struct coll_delta d;
 	coll_delta_init(&d, TUI_SYNTH_T0, 1000000000ull);

@@ -13,5 +13,8 @@
 
 /* slow: the slow rank, or UINT32_MAX for none. */
 enum iop_err tui_synth_state(struct coll_state *s, uint32_t ranks, uint32_t ticks, uint32_t slow);
+/* The same with the history's budget (state.h) set to max_bytes. */
+enum iop_err tui_synth_state_budget(struct coll_state *s, uint32_t ranks, uint32_t ticks,
+                                    uint32_t slow, uint64_t max_bytes);
 
 #endif

@@ -262,13 +262,55 @@ static void heat_flags(void **st)
 	coll_state_free(&s);
 }
 
+/* A history thinned by its budget: rates over the ticks that kept their
+ * per-rank rows, exact totals, blank heat columns, whole layers. */
+static void thinned_history(void **st)
+{
+	(void)st;
+	struct coll_state s;
+	assert_int_equal(tui_synth_state(&s, 8, 20, 3), IOP_OK);
+	uint64_t tick = coll_tick_bytes(coll_state_last(&s));
+	coll_state_free(&s);
+	assert_int_equal(tui_synth_state_budget(&s, 8, 20, 3, 8 * tick), IOP_OK);
+	assert_true(s.thinned > 0);
+	uint32_t kept = 0;
+	for (int64_t t = s.last_t - 9; t <= s.last_t; t++)
+		kept += !coll_tick_thinned(coll_state_tick(&s, t));
+	assert_true(kept >= COLL_HISTORY_KEEP && kept < 10);
+	struct tui_table t = {0};
+	struct tui_query q;
+	query(&q, TUI_LIST_RANKS, &s, 10);
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 8);
+	tui_table_sort(&t, TUI_COL_P99, true);
+	assert_int_equal(t.rows[0].rank, 3);
+	assert_true(t.rows[0].v[TUI_COL_WR] == 655360.0); /* not diluted by thinned ticks */
+	assert_true(t.rows[0].v[TUI_COL_BYTES] == 20 * 655360.0);
+	q.list = TUI_LIST_LAYERS;
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_true(t.rows[IOP_LAYER_POSIX].v[TUI_COL_WR] > 0);
+	query(&q, TUI_LIST_RANKS, &s, 10);
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	struct tui_heat h = {0};
+	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 20, false), IOP_OK);
+	for (uint32_t c = 0; c < 20; c++) {
+		bool thin = coll_tick_thinned(coll_state_tick(&s, h.t0 + c));
+		assert_int_equal(h.flag[c] == 3, thin);
+		assert_true(thin || h.v[c] > 0);
+	}
+	assert_int_equal(h.flag[19], 0);
+	tui_heat_free(&h);
+	tui_table_free(&t);
+	coll_state_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(filter_parse), cmocka_unit_test(filter_match),
 		cmocka_unit_test(seek_parse),   cmocka_unit_test(formatting),
 		cmocka_unit_test(ranks_table),  cmocka_unit_test(sort_stable),
-		cmocka_unit_test(heat_flags),
+		cmocka_unit_test(heat_flags),   cmocka_unit_test(thinned_history),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
