@@ -255,9 +255,9 @@ static void pipeline_free(struct pipeline *p)
 static uint64_t total(const struct coll_state *s, unsigned layer, unsigned cls, bool bytes)
 {
 	uint64_t n = 0;
-	for (uint32_t i = 0; i < s->totals.n; i++)
-		if (s->totals.key[i].layer == layer && s->totals.key[i].cls == cls)
-			n += bytes ? s->totals.cell[i].bytes : s->totals.cell[i].ops;
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);)
+		if (it.key.layer == layer && it.key.cls == cls)
+			n += bytes ? it.cell.bytes : it.cell.ops;
 	return n;
 }
 

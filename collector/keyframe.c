@@ -94,7 +94,6 @@ void coll_state_encode_keyframe_cur(const struct coll_state *s, struct iop_wcur 
 		coll_name_encode(&s->names.v[i], c);
 	encode_hosts(s, c);
 	encode_ranks(s, c);
-	coll_tick_encode(&s->totals, c);
 	iop_put_varint(c, s->latest.n);
 	for (uint32_t i = 0; i < s->latest.n; i++)
 		coll_counter_encode(&s->latest.v[i], c);
@@ -128,12 +127,12 @@ static enum iop_err fail(struct iop_rcur *c, enum iop_err e)
 	return c->err;
 }
 
-static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c)
+static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c, unsigned *version)
 {
 	if (iop_get_u32le(c) != COLL_KEYFRAME_MAGIC)
 		return fail(c, IOP_ERR_BAD_MAGIC);
-	unsigned version = iop_get_u16le(c);
-	if (!c->err && (version < 1 || version > COLL_KEYFRAME_VERSION))
+	*version = iop_get_u16le(c);
+	if (!c->err && (*version < 1 || *version > COLL_KEYFRAME_VERSION))
 		return fail(c, IOP_ERR_BAD_VERSION);
 	(void)iop_get_u16le(c);
 	uint64_t tick_ns = iop_get_varint(c);
@@ -145,7 +144,7 @@ static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c)
 			return fail(c, IOP_ERR_MALFORMED);
 	}
 	/* version 1 had no budget: its history was kept whole */
-	uint64_t max_bytes = version >= 2 ? iop_get_varint(c) : 0;
+	uint64_t max_bytes = *version >= 2 ? iop_get_varint(c) : 0;
 	if (c->err)
 		return c->err;
 	if (tick_ns == 0)
@@ -276,7 +275,8 @@ static enum iop_err decode_tier(struct coll_tier *tr, struct iop_rcur *c)
 enum iop_err coll_state_decode_keyframe_cur(struct coll_state *s, struct iop_rcur *c)
 {
 	memset(s, 0, sizeof(*s));
-	enum iop_err e = decode_header(s, c);
+	unsigned version = 0;
+	enum iop_err e = decode_header(s, c, &version);
 	if (e && s->tick_ns == 0)
 		coll_state_init(s, 1000000000ull, NULL); /* failed before the state existed */
 	if (!e)
@@ -285,8 +285,12 @@ enum iop_err coll_state_decode_keyframe_cur(struct coll_state *s, struct iop_rcu
 		e = decode_hosts(s, c);
 	if (!e)
 		e = decode_ranks(s, c);
-	if (!e)
-		e = fail(c, coll_tick_decode(&s->totals, c));
+	if (!e && version < 3) { /* totals, now the latest counters' sums */
+		struct coll_tick totals;
+		coll_tick_init(&totals, 0, s->tick_ns);
+		e = fail(c, coll_tick_decode(&totals, c));
+		coll_tick_free(&totals);
+	}
 	if (!e)
 		e = decode_latest(s, c);
 	for (int i = 0; !e && i < 3; i++)

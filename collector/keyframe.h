@@ -7,7 +7,7 @@
  * The encoding holds everything the state holds: the tick length and
  * history configuration, first and last tick, ticks applied, monitor
  * counts, per-layer exclusive time, the name dictionary in its order, the
- * hosts, the ranks, the exact totals, each process's latest counters in
+ * hosts, the ranks, each process's latest counters (the exact totals) in
  * their order, and every history tier (its ticks or bins, oldest first).
  * So decode(encode(S)) with the same deltas applied after it ends equal to
  * S with those deltas: same rows in the same order, same encoding byte for
@@ -28,7 +28,8 @@
 #include "state.h"
 
 #define COLL_KEYFRAME_MAGIC   0x4b504f49u /* "IOPK" */
-#define COLL_KEYFRAME_VERSION 2 /* 2: the history's budget; 1 stays readable */
+#define COLL_KEYFRAME_VERSION 3 /* 2: the history's budget; 3: no totals (the
+                                  * counters' sums); 1 and 2 stay readable */
 
 /* Limits the decoder enforces besides the state's own (names, counters,
  * rows per tick). */

@@ -108,8 +108,8 @@ static bool settle(struct coll_uplink *u, struct parent *p)
 static uint64_t total_bytes(const struct coll_state *s)
 {
 	uint64_t n = 0;
-	for (uint32_t i = 0; i < s->totals.n; i++)
-		n += s->totals.cell[i].bytes;
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);)
+		n += it.cell.bytes;
 	return n;
 }
 

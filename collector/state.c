@@ -26,7 +26,6 @@ void coll_state_init(struct coll_state *s, uint64_t tick_ns, const struct coll_h
 	memset(s, 0, sizeof(*s));
 	s->tick_ns = tick_ns;
 	coll_names_init(&s->names, 1u << 20, (size_t)256 << 20);
-	coll_tick_init(&s->totals, 0, tick_ns);
 	struct coll_history_cfg def;
 	if (!h) {
 		coll_history_cfg_default(&def, tick_ns);
@@ -48,7 +47,6 @@ void coll_state_free(struct coll_state *s)
 		free(tr->v);
 		free(tr->bytes);
 	}
-	coll_tick_free(&s->totals);
 	coll_ctrset_free(&s->latest);
 	coll_names_free(&s->names);
 	free(s->ranks);
@@ -294,24 +292,31 @@ static void history_account(struct coll_state *s)
 static enum iop_err apply_counters(struct coll_state *s, const struct coll_delta *d)
 {
 	for (uint32_t i = 0; i < d->ctr.n; i++) {
-		struct coll_counter up;
-		enum iop_err e = coll_ctrset_add(&s->latest, &d->ctr.v[i], COLL_STATE_MAX_COUNTERS, &up);
+		enum iop_err e = coll_ctrset_add(&s->latest, &d->ctr.v[i], COLL_STATE_MAX_COUNTERS, NULL);
 		if (e)
 			return e;
-		if (!up.ops && !up.bytes && !up.time_ns && !up.errors)
-			continue;
-		const struct coll_counter *c = &up;
-		struct coll_key key = {.id = c->file, .rank = c->rank, .kind = COLL_ROW_FILE,
-		                       .layer = c->layer, .cls = c->cls};
-		struct coll_cell *cell;
-		if ((e = coll_tick_row(&s->totals, &key, &cell)))
-			return e;
-		cell->ops += c->ops;
-		cell->bytes += c->bytes;
-		cell->time_ns += c->time_ns;
-		cell->errors += c->errors;
 	}
 	return IOP_OK;
+}
+
+bool coll_totals_next(struct coll_totals_it *it)
+{
+	const struct coll_ctrset *l = &it->s->latest;
+	if (it->i == 0)
+		memset(&it->cell, 0, sizeof(it->cell)); /* an empty histogram too */
+	while (it->i < l->n) {
+		const struct coll_counter *c = &l->v[it->i++];
+		if (!c->ops && !c->bytes && !c->time_ns && !c->errors)
+			continue;
+		it->key = (struct coll_key){.id = c->file, .rank = c->rank, .kind = COLL_ROW_FILE,
+		                            .layer = c->layer, .cls = c->cls};
+		it->cell.ops = c->ops;
+		it->cell.bytes = c->bytes;
+		it->cell.time_ns = c->time_ns;
+		it->cell.errors = c->errors;
+		return true;
+	}
+	return false;
 }
 
 static void apply_rows(struct coll_state *s, const struct coll_tick *k)

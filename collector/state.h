@@ -7,8 +7,9 @@
  *   totals   exact cumulative counters per (rank, file, layer, class), from
  *            the shims' counters, not from events: they stay exact when
  *            events are dropped. Each process's latest counters are kept
- *            (latest); a counter raises the total by how much it grew, so
- *            one received twice (a resend, a restarted leaf) counts once
+ *            (latest), each value the largest received, so one received
+ *            twice (a resend, a restarted leaf) counts once; a total is the
+ *            sum of its processes' counters (coll_totals_next walks them)
  *   ranks    per rank: node, processes, state, exclusive I/O time
  *   history  closed ticks: full resolution for the last hist_ticks, then
  *            bins of bin1_ticks for bin1_count bins, then bins of bin2_ticks
@@ -68,7 +69,6 @@ struct coll_rank {
 struct coll_state {
 	uint64_t tick_ns;
 	struct coll_names names;
-	struct coll_tick totals; /* FILE rows keyed (file, rank, layer, class): ops, bytes, time_ns, errors */
 	struct coll_ctrset latest; /* each process's latest counters; totals are their sums */
 	struct coll_host {
 		uint32_t node; /* node id: the host name's hash cut to 32 bits */
@@ -110,6 +110,22 @@ uint64_t coll_tick_bytes(const struct coll_tick *k);
 void coll_state_history_measure(struct coll_state *s);
 /* Whether the tick or bin was thinned: LAYER rows and no other. */
 bool coll_tick_thinned(const struct coll_tick *k);
+
+/* The exact totals, walked: each process's latest counter that is not all
+ * zero, as a FILE row's key (file, rank, layer, class) and a cell with
+ * its ops, bytes, time and errors (the rest 0). A (file, rank, layer,
+ * class) that several processes counted comes once for each: sums over
+ * the walk are the totals. Start with {.s = state}; the key and cell are
+ * valid until the next call.
+ *   for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);)
+ *           use(&it.key, &it.cell); */
+struct coll_totals_it {
+	const struct coll_state *s;
+	uint32_t i;
+	struct coll_key key;
+	struct coll_cell cell;
+};
+bool coll_totals_next(struct coll_totals_it *it);
 
 /* Ranks alive (not ended nor gone) and seen. */
 uint32_t coll_state_ranks_live(const struct coll_state *s);

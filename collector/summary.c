@@ -29,9 +29,9 @@ struct layer_sum {
 static void layer_sums(const struct coll_state *s, struct layer_sum out[IOP_LAYER__COUNT])
 {
 	memset(out, 0, sizeof(struct layer_sum) * IOP_LAYER__COUNT);
-	for (uint32_t i = 0; i < s->totals.n; i++) {
-		const struct coll_key *k = &s->totals.key[i];
-		const struct coll_cell *c = &s->totals.cell[i];
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
+		const struct coll_key *k = &it.key;
+		const struct coll_cell *c = &it.cell;
 		if (k->layer >= IOP_LAYER__COUNT)
 			continue;
 		struct layer_sum *l = &out[k->layer];
@@ -87,13 +87,13 @@ static int by_bytes_desc(const void *a, const void *b)
 static struct file_sum *file_sums(const struct coll_state *s, size_t *n)
 {
 	*n = 0;
-	struct file_rank *v = malloc((s->totals.n + 1) * sizeof(*v));
+	struct file_rank *v = malloc((s->latest.n + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
 	size_t m = 0;
-	for (uint32_t i = 0; i < s->totals.n; i++) {
-		const struct coll_key *k = &s->totals.key[i];
-		const struct coll_cell *c = &s->totals.cell[i];
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
+		const struct coll_key *k = &it.key;
+		const struct coll_cell *c = &it.cell;
 		if (!k->id)
 			continue;
 		v[m++] = (struct file_rank){.file = k->id, .rank = k->rank, .layer = k->layer,
@@ -132,14 +132,14 @@ static struct file_sum *file_sums(const struct coll_state *s, size_t *n)
 /* Bytes each rank moved through the file-system layers. */
 static void rank_bytes(const struct coll_state *s, uint64_t *rd, uint64_t *wr)
 {
-	for (uint32_t i = 0; i < s->totals.n; i++) {
-		const struct coll_key *k = &s->totals.key[i];
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
+		const struct coll_key *k = &it.key;
 		if (k->rank >= s->n_ranks || (k->layer != IOP_LAYER_POSIX && k->layer != IOP_LAYER_STDIO))
 			continue;
 		if (k->cls == IOP_CLASS_READ)
-			rd[k->rank] += s->totals.cell[i].bytes;
+			rd[k->rank] += it.cell.bytes;
 		else if (k->cls == IOP_CLASS_WRITE)
-			wr[k->rank] += s->totals.cell[i].bytes;
+			wr[k->rank] += it.cell.bytes;
 	}
 }
 

@@ -278,17 +278,24 @@ static void queries(void **state)
 	assert_int_equal(coll_viewer_rank(e.v, 1, &vr), IOP_OK);
 	assert_int_equal(vr.rank.state, root->ranks[1].state);
 	assert_int_equal(vr.rank.excl_ns, root->ranks[1].excl_ns);
-	uint32_t rows = 0;
 	uint64_t ops = 0, layer_ops = 0;
-	for (uint32_t i = 0; i < root->totals.n; i++) {
-		if (root->totals.key[i].rank != 1)
+	struct coll_tick want; /* the root's totals of rank 1, one row a key */
+	coll_tick_init(&want, 0, SEC);
+	for (struct coll_totals_it it = {.s = root}; coll_totals_next(&it);) {
+		if (it.key.rank != 1)
 			continue;
-		rows++;
-		ops += root->totals.cell[i].ops;
-		const struct coll_cell *c = coll_tick_find(&vr.files, &root->totals.key[i]);
-		assert_non_null(c);
-		assert_int_equal(c->bytes, root->totals.cell[i].bytes);
+		struct coll_cell *w;
+		assert_int_equal(coll_tick_row(&want, &it.key, &w), IOP_OK);
+		assert_int_equal(coll_cell_merge(w, &it.cell), IOP_OK);
+		ops += it.cell.ops;
 	}
+	uint32_t rows = want.n;
+	for (uint32_t i = 0; i < want.n; i++) {
+		const struct coll_cell *c = coll_tick_find(&vr.files, &want.key[i]);
+		assert_non_null(c);
+		assert_int_equal(c->bytes, want.cell[i].bytes);
+	}
+	coll_tick_free(&want);
 	for (uint32_t i = 0; i < vr.layers.n; i++)
 		layer_ops += vr.layers.cell[i].ops;
 	assert_true(rows > 0);
@@ -300,17 +307,22 @@ static void queries(void **state)
 
 	/* a file: its rows are the root's totals of that file */
 	uint64_t file = 0;
-	for (uint32_t i = 0; i < root->totals.n && !file; i++)
-		if (root->totals.key[i].id && coll_names_text(&root->names, root->totals.key[i].id))
-			file = root->totals.key[i].id;
+	for (struct coll_totals_it it = {.s = root}; !file && coll_totals_next(&it);)
+		if (it.key.id && coll_names_text(&root->names, it.key.id))
+			file = it.key.id;
 	assert_true(file != 0);
 	struct coll_view_file vf;
 	assert_int_equal(coll_viewer_file(e.v, file, &vf), IOP_OK);
 	assert_string_equal(vf.name, coll_names_text(&root->names, file));
-	uint32_t frows = 0;
-	for (uint32_t i = 0; i < root->totals.n; i++)
-		frows += root->totals.key[i].id == file;
-	assert_int_equal(vf.rows.n, frows);
+	struct coll_tick frows; /* (rank, layer, class) rows of that file */
+	coll_tick_init(&frows, 0, SEC);
+	for (struct coll_totals_it it = {.s = root}; coll_totals_next(&it);) {
+		struct coll_cell *w;
+		if (it.key.id == file)
+			assert_int_equal(coll_tick_row(&frows, &it.key, &w), IOP_OK);
+	}
+	assert_int_equal(vf.rows.n, frows.n);
+	coll_tick_free(&frows);
 	coll_view_file_free(&vf);
 
 	json_t *j;

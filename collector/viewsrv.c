@@ -322,19 +322,19 @@ static enum iop_err rank_rows(struct coll_viewsrv *v, const struct coll_state *s
 	coll_tick_reset(layers, 0);
 	files->tick_ns = layers->tick_ns = s->tick_ns ? s->tick_ns : 1;
 	enum iop_err e = IOP_OK;
-	for (uint32_t i = 0; !e && i < s->totals.n; i++) {
-		const struct coll_key *k = &s->totals.key[i];
+	for (struct coll_totals_it it = {.s = s}; !e && coll_totals_next(&it);) {
+		const struct coll_key *k = &it.key;
 		if (k->rank != rank)
 			continue;
 		struct coll_cell *c;
 		struct coll_key lk = coll_key_rank(rank, k->layer, k->cls);
 		e = coll_tick_row(files, k, &c);
 		if (!e)
-			e = coll_cell_merge(c, &s->totals.cell[i]);
+			e = coll_cell_merge(c, &it.cell);
 		if (!e)
 			e = coll_tick_row(layers, &lk, &c);
 		if (!e)
-			e = coll_cell_merge(c, &s->totals.cell[i]);
+			e = coll_cell_merge(c, &it.cell);
 	}
 	*out = (struct rows){files, layers, NULL, rank < s->n_ranks ? &s->ranks[rank] : &none};
 	if (!e && out->rank->state == 0 && files->n == 0)
@@ -350,13 +350,13 @@ static enum iop_err file_rows(struct coll_viewsrv *v, const struct coll_state *s
 	coll_tick_reset(rows, 0);
 	rows->tick_ns = s->tick_ns ? s->tick_ns : 1;
 	enum iop_err e = IOP_OK;
-	for (uint32_t i = 0; !e && i < s->totals.n; i++) {
-		if (s->totals.key[i].kind != COLL_ROW_FILE || s->totals.key[i].id != file)
+	for (struct coll_totals_it it = {.s = s}; !e && coll_totals_next(&it);) {
+		if (it.key.id != file)
 			continue;
 		struct coll_cell *c;
-		e = coll_tick_row(rows, &s->totals.key[i], &c);
+		e = coll_tick_row(rows, &it.key, &c);
 		if (!e)
-			e = coll_cell_merge(c, &s->totals.cell[i]);
+			e = coll_cell_merge(c, &it.cell);
 	}
 	*out = (struct rows){rows, NULL, coll_names_text(&s->names, file), NULL};
 	if (!e && !out->name && rows->n == 0)

@@ -274,13 +274,13 @@ static void rank_visit(void *arg, const struct coll_tick *k, bool in_window, int
  * (POSIX, STDIO) when the scope is every layer, as the summary counts. */
 static void rank_bytes(const struct coll_state *s, const struct tui_query *q, double *bytes)
 {
-	for (uint32_t i = 0; i < s->totals.n; i++) {
-		const struct coll_key *k = &s->totals.key[i];
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
+		const struct coll_key *k = &it.key;
 		if (k->rank >= s->n_ranks)
 			continue;
 		bool fs = k->layer == IOP_LAYER_POSIX || k->layer == IOP_LAYER_STDIO;
 		if (q->layer < 0 ? fs : k->layer == (unsigned)q->layer)
-			bytes[k->rank] += (double)s->totals.cell[i].bytes;
+			bytes[k->rank] += (double)it.cell.bytes;
 	}
 }
 
@@ -440,12 +440,12 @@ static int cmp_pair(const void *a, const void *b)
 static enum iop_err file_totals(struct id_walk *w, const struct coll_state *s, double **bytes,
                                 double **ranks)
 {
-	uint64_t *pairs = malloc((s->totals.n + 1) * 2 * sizeof(uint64_t));
+	uint64_t *pairs = malloc((s->latest.n + 1) * 2 * sizeof(uint64_t));
 	if (!pairs)
 		return IOP_ERR_NOMEM;
 	uint32_t np = 0;
-	for (uint32_t i = 0; i < s->totals.n; i++) {
-		const struct coll_key *k = &s->totals.key[i];
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
+		const struct coll_key *k = &it.key;
 		if (!layer_in_scope(w->q, k->layer) || !id_acc(w, k->id)) {
 			if (w->nomem)
 				break;
@@ -460,12 +460,12 @@ static enum iop_err file_totals(struct id_walk *w, const struct coll_state *s, d
 		free(pairs);
 		return IOP_ERR_NOMEM;
 	}
-	for (uint32_t i = 0; i < s->totals.n; i++) {
-		const struct coll_key *k = &s->totals.key[i];
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
+		const struct coll_key *k = &it.key;
 		uint32_t j = idmap_find(&w->map, k->id);
 		if (j != UINT32_MAX && layer_in_scope(w->q, k->layer)) {
-			(*bytes)[j] += (double)s->totals.cell[i].bytes;
-			if (s->totals.cell[i].ops)
+			(*bytes)[j] += (double)it.cell.bytes;
+			if (it.cell.ops)
 				w->acc[j].layers |= (uint8_t)(1u << k->layer);
 		}
 	}

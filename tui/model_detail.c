@@ -28,8 +28,8 @@ static enum iop_err totals_rows(struct tui_table *t, const struct coll_state *s,
 	struct idmap map = {0};
 	size_t base = t->n;
 	enum iop_err e = IOP_OK;
-	for (uint32_t i = 0; i < s->totals.n && !e; i++) {
-		const struct coll_key *k = &s->totals.key[i];
+	for (struct coll_totals_it it = {.s = s}; !e && coll_totals_next(&it);) {
+		const struct coll_key *k = &it.key;
 		if (by_file ? k->rank != q->rank : k->id != q->file)
 			continue;
 		if (!layer_in_scope(q, k->layer))
@@ -63,7 +63,7 @@ static enum iop_err totals_rows(struct tui_table *t, const struct coll_state *s,
 				row->sev = alert_sev(q, s->tick_ns, k->rank, 0, -1);
 			}
 		}
-		add_total(&t->rows[base + j], k, &s->totals.cell[i]);
+		add_total(&t->rows[base + j], k, &it.cell);
 	}
 	idmap_free(&map);
 	/* filter after the sums (a row's layers are known only then) */
