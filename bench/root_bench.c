@@ -23,7 +23,9 @@
  * without --record (recording: recording_kib_per_rank_hour, seek_bench).
  *
  * The first WARMUP_S seconds (names, joins) are not measured; then
- * SECONDS (environment, default 20) are. Usage: root_bench [NAME...]. */
+ * SECONDS (environment, default 20) are. ROOT_BENCH_TRACE=1 prints the
+ * root's resident set each second; ROOT_BENCH_HISTORY_MIB=N starts the root
+ * with --history-mib N. Usage: root_bench [NAME...]. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -142,8 +144,13 @@ static pid_t start_root(const char *url)
 		setenv("IOPULSE_JOB", job, 1);
 		FILE *null = freopen("/dev/null", "w", stdout);
 		(void)null;
-		execl(IOP_EXE_PATH, "iopulse", "collector", "--role", "root", "--listen", url,
-		      (char *)NULL);
+		const char *mib = getenv("ROOT_BENCH_HISTORY_MIB"); /* default: the root's */
+		if (mib)
+			execl(IOP_EXE_PATH, "iopulse", "collector", "--role", "root", "--listen", url,
+			      "--history-mib", mib, (char *)NULL);
+		else
+			execl(IOP_EXE_PATH, "iopulse", "collector", "--role", "root", "--listen", url,
+			      (char *)NULL);
 		_exit(127);
 	}
 	return pid;
