@@ -69,12 +69,12 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 	coll_iso_time(job->start_ns, start, sizeof start);
 	gethostname(host, sizeof host - 1);
 	json_t *meta = json_pack(
-		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:s}", "v", 1, "delta_version",
+		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "v", 1, "delta_version",
 		COLL_DELTA_VERSION, "keyframe_version", COLL_KEYFRAME_VERSION, "job", id, "start",
 		start, "command", job->command ? job->command : "", "host", host, "tick_ns",
 		(json_int_t)job->tick_ns, "keyframe_every_ns",
 		(json_int_t)(r->opts.keyframe_every_ns == UINT64_MAX ? 0 : r->opts.keyframe_every_ns),
-		"payloads",
+		"history_bytes", (json_int_t)job->history_bytes, "payloads",
 		"DELTA: tick delta body (docs/collector.md); ALERT: alert JSON; KEYFRAME: the window "
 		"state after the DELTA before it, in parts (docs/recording.md)");
 	char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;

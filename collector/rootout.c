@@ -35,6 +35,7 @@ int coll_rootout_start(struct coll_rootout *o, const struct coll_job_info *job,
                        const struct coll_state *state)
 {
 	o->job = *job;
+	o->job.history_bytes = state->max_bytes;
 	o->state = state;
 	coll_headless_meta(&o->out, &o->job);
 	if (o->opt->record_path && !(o->rec = coll_record_open(o->opt->record_path, &o->job)))

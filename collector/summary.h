@@ -18,6 +18,7 @@ struct coll_job_info {
 	uint64_t start_ns, end_ns; /* CLOCK_REALTIME */
 	const char *command;       /* the monitored command line */
 	uint64_t tick_ns;
+	uint64_t history_bytes;    /* the state's history budget (a recording's META) */
 };
 
 /* The summary object; alerts (a JSON array, may be NULL) is stolen. */

@@ -55,6 +55,8 @@ int rec_cmd_verify(int argc, char **argv)
 	printf("%-10s %u\n", "format", info.version);
 	printf("%-10s %016" PRIx64 "\n", "job", info.job_id);
 	printf("%-10s %s\n", "command", o.command);
+	printf("%-10s %" PRIu64 " MiB (older ticks keep their layer rows only past it)\n",
+	       "history", o.history_bytes >> 20);
 	print_time("first", info.first_ns);
 	print_time("last", info.last_ns);
 	printf("%-10s", "frames");
@@ -100,7 +102,7 @@ static int replay_all(struct rec_opened *o, struct replayed *x)
 	bool first = true;
 	while ((e = rec_next_delta(o->r, &d, NULL, &x->bad_deltas)) == IOP_OK) {
 		if (first) {
-			coll_state_init(&x->state, d.tick.tick_ns, NULL);
+			rec_opened_state_init(o, &x->state, d.tick.tick_ns);
 			first = false;
 		}
 		(void)coll_state_apply(&x->state, &d);
@@ -111,7 +113,7 @@ static int replay_all(struct rec_opened *o, struct replayed *x)
 	}
 	coll_delta_free(&d);
 	if (first)
-		coll_state_init(&x->state, o->tick_ns, NULL);
+		rec_opened_state_init(o, &x->state, o->tick_ns);
 	if (e != IOP_ERR_NOT_FOUND) {
 		fprintf(stderr, "iopulse summary: reading stopped: %s\n", iop_strerror(e));
 		return 2;

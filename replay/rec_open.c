@@ -32,6 +32,7 @@ enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *w
 		return e;
 	}
 	o->tick_ns = DEFAULT_TICK_NS;
+	o->history_bytes = COLL_HISTORY_BYTES;
 	const char *meta;
 	size_t mlen;
 	if (rec_meta(o->r, &meta, &mlen) == IOP_OK) {
@@ -41,6 +42,8 @@ enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *w
 		json_int_t tick = json_integer_value(json_object_get(m, "tick_ns"));
 		if (tick > 0)
 			o->tick_ns = (uint64_t)tick;
+		json_int_t hb = json_integer_value(json_object_get(m, "history_bytes"));
+		o->history_bytes = hb > 0 ? (uint64_t)hb : COLL_HISTORY_BYTES;
 		json_int_t dv = json_integer_value(json_object_get(m, "delta_version"));
 		json_decref(m);
 		if (dv != COLL_DELTA_VERSION) {
@@ -120,4 +123,12 @@ enum iop_err rec_follow_next_delta(struct rec_follow *fw, struct coll_delta *d, 
 				return e;
 		}
 	}
+}
+
+void rec_opened_state_init(const struct rec_opened *o, struct coll_state *s, uint64_t tick_ns)
+{
+	struct coll_history_cfg h;
+	coll_history_cfg_default(&h, tick_ns);
+	h.max_bytes = o->history_bytes;
+	coll_state_init(s, tick_ns, &h);
 }

@@ -11,12 +11,14 @@
 #include <stdint.h>
 
 #include "delta.h"
+#include "state.h"
 #include "rec.h"
 
 struct rec_opened {
 	struct rec_io *io;
 	struct rec_reader *r;
 	uint64_t job_id, tick_ns, start_ns; /* tick_ns: META's, else 1 s */
+	uint64_t history_bytes; /* the root's history budget (META), else the default */
 	char command[1024];
 };
 
@@ -26,6 +28,10 @@ int rec_opened_open(const char *cmd, const char *path, struct rec_opened *o);
 /* The same into why (no printing): IOP_OK or the error. */
 enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *why, size_t len);
 void rec_opened_close(struct rec_opened *o);
+/* Initialises a state for the recording's ticks of tick_ns, with the
+ * history budget the recording's root had (so that replay thins the
+ * same ticks as the live state did). */
+void rec_opened_state_init(const struct rec_opened *o, struct coll_state *s, uint64_t tick_ns);
 
 /* The next DELTA frame from the reader's position, decoded into d (made
  * with coll_delta_init); its frame in f when f is not NULL. DELTAs that

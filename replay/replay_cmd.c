@@ -195,7 +195,7 @@ static int headless(const struct rec_replay_opts *opt)
 		return rc;
 	}
 	struct coll_state state;
-	coll_state_init(&state, o.tick_ns, NULL);
+	rec_opened_state_init(&o, &state, o.tick_ns);
 	struct coll_job_info job = {.id = o.job_id, .start_ns = o.start_ns, .command = o.command,
 	                            .tick_ns = o.tick_ns};
 	(void)coll_rootout_start(&out, &job, &state);
@@ -212,7 +212,7 @@ static int headless(const struct rec_replay_opts *opt)
 	while (!stop && (e = rec_follow_next_delta(&fw, &d, &bad_deltas, &stop)) == IOP_OK) {
 		if (!state.ticks_applied && d.tick.tick_ns != state.tick_ns) {
 			coll_state_free(&state); /* the ticks say otherwise than META */
-			coll_state_init(&state, d.tick.tick_ns, NULL);
+			rec_opened_state_init(&o, &state, d.tick.tick_ns);
 		}
 		end_ns = rec_tick_end_ns(&d);
 		if (!wall0) {

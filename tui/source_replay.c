@@ -182,7 +182,7 @@ static void apply_pending(struct replay *p)
 {
 	if (!p->st.ticks_applied && p->pending.tick.tick_ns != p->st.tick_ns) {
 		coll_state_free(&p->st);
-		coll_state_init(&p->st, p->pending.tick.tick_ns, NULL);
+		rec_opened_state_init(&p->o, &p->st, p->pending.tick.tick_ns);
 	}
 	(void)coll_state_apply(&p->st, &p->pending);
 	fetch(p);
@@ -407,7 +407,7 @@ enum iop_err tui_source_replay_open(struct tui_source *src, const char *path, bo
 	}
 	p->follow = follow;
 	p->speed = 1;
-	coll_state_init(&p->st, p->o.tick_ns, NULL);
+	rec_opened_state_init(&p->o, &p->st, p->o.tick_ns);
 	coll_delta_init(&p->pending, 0, p->o.tick_ns);
 	p->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	struct rec_info info;

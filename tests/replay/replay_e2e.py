@@ -91,8 +91,9 @@ def record(args, tmp):
     data = os.path.join(tmp, "data")
     os.mkdir(data)
     launch = launcher(args, 4)
+    # a history budget of 1 MiB: the replayed states thin as the live one did
     cmd = [args.iopulse, "run", "--headless", "--tick", "200", "--record", rec,
-           "--summary-json", live_sum, "--alerts", live_alerts,
+           "--summary-json", live_sum, "--alerts", live_alerts, "--history-mib", "1",
            "--also-preload", args.fault, "--"] + launch + [args.fpp, "-n", "2000", "-s",
                                                             "4096", "-d", data]
     p = run(cmd, env=env)
@@ -147,6 +148,8 @@ def part_headless(args, tmp, rec, live, live_alerts):
     samples = [r for r in recs if r["type"] == "sample"]
     v = run([args.iopulse, "verify", rec])
     deltas = int(v.stdout.split("DELTA ")[1].split()[0])
+    if "\nhistory    1 MiB" not in v.stdout:
+        fail("verify does not show the recorded history budget (1 MiB): %s" % v.stdout)
     if len(samples) != deltas:
         fail("jsonl: %d samples for %d recorded ticks" % (len(samples), deltas))
     if {k: recs[-1][k] for k in TOTALS} != {k: live[k] for k in TOTALS}:
