@@ -10,6 +10,7 @@
 
 #include "delta.h"
 #include "frame.h"
+#include "hash.h"
 #include "leaf.h"
 #include "root.h"
 #include "state.h"
@@ -609,27 +610,38 @@ static void leaf_final_overtakes(void **state)
 	pipeline_free(&p);
 }
 
+/* Rank 0's first frame (pid 9, from tick boundary t0): a name (or none)
+ * and one event; its length. */
+static size_t one_event_frame(uint8_t *buf, size_t cap, uint64_t t0, const struct iop_name *nm,
+                              const struct iop_event *ev)
+{
+	struct iop_key key = test_key(1);
+	struct iop_frame_hdr h = {.job_id = JOB, .seq = 0, .base_ns = t0, .node_id = 1, .rank = 0,
+	                          .pid = 9};
+	struct iop_stats st = {.events = 1};
+	struct iop_frame_enc e;
+	assert_int_equal(iop_enc_begin(&e, buf, cap, &h, &st), IOP_OK);
+	if (nm)
+		assert_int_equal(iop_enc_name(&e, nm), IOP_OK);
+	assert_int_equal(iop_enc_event(&e, ev), IOP_OK);
+	size_t len;
+	assert_int_equal(iop_enc_finish(&e, &key, &len), IOP_OK);
+	return len;
+}
+
 /* A call that was still running when a tick ended, and returned before
  * that tick closed (in its grace period): the closed tick counts it in
  * flight, with its start, though no in-flight slot shows it any more. */
 static void leaf_call_across_tick_end(void **state)
 {
 	(void)state;
-	struct iop_key key = test_key(1);
 	static uint8_t buf[4096];
 	uint64_t t0 = (T0 / SEC) * SEC; /* a tick boundary */
-	struct iop_frame_hdr h = {.job_id = JOB, .seq = 0, .base_ns = t0, .node_id = 1, .rank = 0,
-	                          .pid = 9};
-	struct iop_stats st = {.events = 1};
-	struct iop_frame_enc e;
-	assert_int_equal(iop_enc_begin(&e, buf, sizeof buf, &h, &st), IOP_OK);
 	/* from 0.5 s into tick t0 to 0.13 s into the next one */
 	struct iop_event ev = {.end_ns = t0 + SEC + SEC / 100 * 13, .dur_ns = SEC / 2 + SEC / 100 * 13,
 	                       .bytes = 8, .layer = IOP_LAYER_POSIX, .op = IOP_OP_WRITE,
 	                       .flags = IOP_EV_BYTES};
-	assert_int_equal(iop_enc_event(&e, &ev), IOP_OK);
-	size_t len;
-	assert_int_equal(iop_enc_finish(&e, &key, &len), IOP_OK);
+	size_t len = one_event_frame(buf, sizeof buf, t0, NULL, &ev);
 	struct pipeline p;
 	pipeline_new(&p, t0);
 	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, t0 + SEC + SEC / 5), IOP_OK);
@@ -649,6 +661,40 @@ static void leaf_call_across_tick_end(void **state)
 	assert_non_null(c);
 	assert_int_equal(c->ops, 1);
 	assert_int_equal(c->inflight, 0);
+	pipeline_free(&p);
+}
+
+/* A frame arriving in tick t + 1 with a new file's name and events of tick
+ * t (in its grace): the name and the process's join come with tick t's
+ * delta, so the root knows the file when it applies tick t's rows. */
+static void leaf_name_with_first_rows(void **state)
+{
+	(void)state;
+	static uint8_t buf[4096];
+	uint64_t t0 = (T0 / SEC) * SEC; /* a tick boundary */
+	const char *path = "/scratch/late-name.dat";
+	struct iop_name nm = {.hash = iop_hash_str(path), .text = path,
+	                      .len = (uint32_t)strlen(path), .id = 1, .kind = IOP_NAME_FILE};
+	struct iop_event ev = {.end_ns = t0 + SEC / 2, .dur_ns = 1000, .bytes = 8, .file = 1,
+	                       .layer = IOP_LAYER_POSIX, .op = IOP_OP_WRITE, .flags = IOP_EV_BYTES};
+	size_t len = one_event_frame(buf, sizeof buf, t0, &nm, &ev);
+	struct pipeline p;
+	pipeline_new(&p, t0);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, t0 + SEC + SEC / 10), IOP_OK);
+	/* tick t0 closes at the root; t0 + 1 is still open */
+	pipeline_advance(&p, t0 + SEC + 900 * (SEC / 1000), false);
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->last_t, (int64_t)(t0 / SEC));
+	const struct coll_tick *k = coll_state_tick(s, (int64_t)(t0 / SEC));
+	assert_non_null(k);
+	struct coll_key fk = {.id = nm.hash, .rank = COLL_RANK_NONE, .kind = COLL_ROW_FILE,
+	                      .layer = IOP_LAYER_POSIX, .cls = IOP_CLASS_WRITE};
+	const struct coll_cell *c = coll_tick_find(k, &fk);
+	assert_non_null(c);
+	assert_int_equal(c->bytes, 8);
+	assert_non_null(coll_names_text(&s->names, nm.hash));
+	assert_string_equal(coll_names_text(&s->names, nm.hash), path);
+	assert_int_equal(s->ranks[0].state, COLL_RANK_ACTIVE);
 	pipeline_free(&p);
 }
 
@@ -707,6 +753,7 @@ int main(void)
 		cmocka_unit_test(leaf_huge_duration),
 		cmocka_unit_test(leaf_final_overtakes),
 		cmocka_unit_test(leaf_call_across_tick_end),
+		cmocka_unit_test(leaf_name_with_first_rows),
 		cmocka_unit_test(history_tiers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,6 +116,16 @@ static struct coll_delta *delta_now(struct coll_leaf *l, uint64_t now_ns)
 	return delta_at(l, now_ns, &late);
 }
 
+/* The oldest open tick's delta: where a new name or a process joining
+ * goes, so that it reaches the root with the first tick whose rows can use
+ * it (a frame arriving in tick t + 1 often carries events of tick t, still
+ * in its grace: put in delta_now(), the name came a tick after its rows,
+ * and those rows were shown, replayed and exported without it). */
+static struct coll_delta *delta_first(struct coll_leaf *l)
+{
+	return &l->ring[l->oldest % RING];
+}
+
 /* ---- processes ---- */
 
 static uint32_t proc_probe(const struct coll_leaf *l, uint32_t node, uint32_t pid)
@@ -179,7 +189,8 @@ static void proc_event(struct coll_leaf *l, const struct proc *p, uint8_t state,
 {
 	struct coll_proc rec = {.t_ns = now_ns, .rank = p->rank, .node = p->node, .pid = p->pid,
 	                        .state = state};
-	(void)coll_delta_add_proc(delta_now(l, now_ns), &rec);
+	(void)coll_delta_add_proc(state == COLL_PROC_JOINED ? delta_first(l) : delta_now(l, now_ns),
+	                          &rec);
 }
 
 /* Whether this frame comes next for its process. After a FINAL frame (an
@@ -365,7 +376,7 @@ static void take_names(struct coll_leaf *l, struct proc *p, const struct iop_fra
 		bool added;
 		if (coll_names_add(&l->names, n->hash, n->kind, n->text, n->len, &added) == IOP_OK &&
 		    added)
-			(void)coll_delta_add_name(delta_now(l, now_ns), n->hash, n->kind, n->text, n->len);
+			(void)coll_delta_add_name(delta_first(l), n->hash, n->kind, n->text, n->len);
 	}
 }
 
