@@ -470,7 +470,20 @@ def part_follow(args, tmp, rec, live, live_alerts):
 
     # kill -9 of the whole job while recording, then replay
     job, rec = start_job(args, tmp, "killed", [])
-    time.sleep(2.5)
+    # until the recording holds written bytes (mpirun may take seconds to
+    # start the ranks on a loaded machine), then a little more
+    deadline = time.monotonic() + 30
+    while True:
+        s = run([args.iopulse, "summary", rec, "--json"])
+        try:
+            if json.loads(s.stdout)["layers"].get("posix", {}).get("write_bytes", 0):
+                break
+        except ValueError:
+            pass
+        if time.monotonic() > deadline or job.poll() is not None:
+            fail("kill -9: the job wrote nothing into its recording in 30 s")
+        time.sleep(0.2)
+    time.sleep(0.5)
     os.killpg(job.pid, signal.SIGKILL)
     job.wait()
     p = replay(args, rec, "--headless", "--summary-json", os.path.join(tmp, "killed.json"))
