@@ -38,8 +38,12 @@ struct replay {
 	int64_t t0;
 	uint64_t wall0;
 	int tfd;
-	struct coll_alert_record *alerts;
+	struct alert_rec *recs; /* every ALERT record, in the file's order */
+	size_t n_recs, cap_recs;
+	struct coll_alert_record *alerts; /* folded as of alerts_upto */
 	size_t n_alerts, cap_alerts;
+	uint64_t alerts_upto;
+	size_t alerts_recs; /* n_recs when folded */
 	uint64_t alert_off; /* the last ALERT frame taken in */
 	uint64_t bad_deltas, damage_said;
 	char err[512];
@@ -65,66 +69,108 @@ static bool same_subject(const struct coll_alert_record *a, const struct coll_al
 	return a->kind == b->kind && a->rank == b->rank && a->file == b->file && a->layer == b->layer;
 }
 
+enum { AREC_START, AREC_ONGOING, AREC_END };
+
+/* Room for element n of a growable array; false when out of memory. */
+static bool room(void **v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? 2 * *cap : 64;
+	void *nv = realloc(*v, c * size);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = c;
+	return true;
+}
+
+/* One ALERT record: the alert as that record states it, and when. */
+struct alert_rec {
+	struct coll_alert_record a;
+	uint64_t t_ns;
+	uint8_t state;
+};
+
+/* Folds one record into p->alerts as the live root's alert history does:
+ * a start opens an alert; ongoing records raise its severity and peak;
+ * the end closes it. */
+static void fold_alert(struct replay *p, const struct alert_rec *r)
+{
+	const struct coll_alert_record *a = &r->a;
+	struct coll_alert_record *open = NULL;
+	for (size_t i = p->n_alerts; i-- > 0 && !open;)
+		if (!p->alerts[i].end_ns && same_subject(&p->alerts[i], a))
+			open = &p->alerts[i];
+	if (r->state == AREC_START || !open) {
+		if (room((void **)&p->alerts, &p->cap_alerts, p->n_alerts, sizeof *p->alerts))
+			p->alerts[p->n_alerts++] = *a;
+	} else if (r->state == AREC_END) {
+		open->end_ns = r->t_ns ? r->t_ns : 1;
+		open->severity = a->severity; /* the peak */
+		open->peak_value = a->peak_value;
+		open->baseline = a->baseline;
+	} else if (a->severity > open->severity ||
+	           (a->severity == open->severity && a->peak_value > open->peak_value)) {
+		open->severity = a->severity;
+		open->peak_value = a->peak_value;
+		open->baseline = a->baseline;
+		snprintf(open->message, sizeof open->message, "%s", a->message);
+	}
+}
+
+/* The alerts as the live dashboard had them when the tick ending at upto
+ * closed: records up to then folded in; of later ones only the starts
+ * (so that "next alert" finds them; the views leave out alerts that have
+ * not started at the time shown). */
+static void fold_alerts(struct replay *p, uint64_t upto)
+{
+	if (p->alerts_upto == upto && p->alerts_recs == p->n_recs && p->n_recs)
+		return;
+	p->n_alerts = 0;
+	for (size_t i = 0; i < p->n_recs; i++)
+		if (p->recs[i].t_ns <= upto || p->recs[i].state == AREC_START)
+			fold_alert(p, &p->recs[i]);
+	p->alerts_upto = upto;
+	p->alerts_recs = p->n_recs;
+}
+
 static void take_alert(struct replay *p, const char *json, size_t len)
 {
 	json_t *o = json_loadb(json, len, 0, NULL);
 	const char *state = json_string_value(json_object_get(o, "state"));
 	const char *kind = json_string_value(json_object_get(o, "kind"));
 	const char *sev = json_string_value(json_object_get(o, "severity"));
-	struct coll_alert_record a = {.rank = COLL_RANK_NONE, .layer = -1};
-	if (!state || !kind || !sev || !coll_alert_kind_from_name(kind, &a.kind)) {
+	struct alert_rec r = {.a = {.rank = COLL_RANK_NONE, .layer = -1}};
+	struct coll_alert_record *a = &r.a;
+	if (!state || !kind || !sev || !coll_alert_kind_from_name(kind, &a->kind)) {
 		json_decref(o);
 		return;
 	}
-	a.severity = !strcmp(sev, "crit") ? COLL_SEV_CRIT : COLL_SEV_WARN;
+	r.state = !strcmp(state, "start") ? AREC_START : !strcmp(state, "end") ? AREC_END : AREC_ONGOING;
+	a->severity = !strcmp(sev, "crit") ? COLL_SEV_CRIT : COLL_SEV_WARN;
 	json_t *rank = json_object_get(o, "rank");
 	if (json_is_integer(rank))
-		a.rank = (uint32_t)json_integer_value(rank);
+		a->rank = (uint32_t)json_integer_value(rank);
 	const char *file = json_string_value(json_object_get(o, "file"));
 	if (file)
-		a.file = !strncmp(file, "0x", 2) && strlen(file) == 18 ? strtoull(file + 2, NULL, 16)
-		                                                       : iop_hash_str(file);
+		a->file = !strncmp(file, "0x", 2) && strlen(file) == 18 ? strtoull(file + 2, NULL, 16)
+		                                                        : iop_hash_str(file);
 	const char *layer = json_string_value(json_object_get(o, "layer"));
 	for (int l = 0; layer && l < IOP_LAYER__COUNT; l++)
 		if (!strcmp(layer, iop_layer_name((enum iop_layer)l)))
-			a.layer = l;
-	uint64_t t_ns = (uint64_t)(json_number_value(json_object_get(o, "t")) * 1e9 + 0.5);
+			a->layer = l;
+	r.t_ns = (uint64_t)(json_number_value(json_object_get(o, "t")) * 1e9 + 0.5);
 	json_t *start = json_object_get(o, "start"); /* recordings since iopulse 0.1 */
-	a.start_ns = json_is_number(start) ? (uint64_t)(json_number_value(start) * 1e9 + 0.5)
-	                                   : t_ns - (t_ns >= p->o.tick_ns ? p->o.tick_ns : 0);
-	a.peak_value = json_number_value(json_object_get(o, "value"));
-	a.baseline = json_number_value(json_object_get(o, "baseline"));
+	a->start_ns = json_is_number(start) ? (uint64_t)(json_number_value(start) * 1e9 + 0.5)
+	                                    : r.t_ns - (r.t_ns >= p->o.tick_ns ? p->o.tick_ns : 0);
+	a->peak_value = json_number_value(json_object_get(o, "value"));
+	a->baseline = json_number_value(json_object_get(o, "baseline"));
 	const char *msg = json_string_value(json_object_get(o, "message"));
-	struct coll_alert_record *open = NULL;
-	for (size_t i = p->n_alerts; i-- > 0 && !open;)
-		if (!p->alerts[i].end_ns && same_subject(&p->alerts[i], &a))
-			open = &p->alerts[i];
-	if (!strcmp(state, "start") || !open) {
-		if (p->n_alerts == p->cap_alerts) {
-			size_t cap = p->cap_alerts ? 2 * p->cap_alerts : 64;
-			struct coll_alert_record *v = realloc(p->alerts, cap * sizeof *v);
-			if (!v) {
-				json_decref(o);
-				return;
-			}
-			p->alerts = v;
-			p->cap_alerts = cap;
-		}
-		snprintf(a.message, sizeof a.message, "%s", msg ? msg : "");
-		p->alerts[p->n_alerts++] = a;
-	} else if (!strcmp(state, "end")) {
-		open->end_ns = t_ns ? t_ns : 1;
-		open->severity = a.severity; /* the peak */
-		open->peak_value = a.peak_value;
-		open->baseline = a.baseline;
-	} else if (a.severity > open->severity ||
-	           (a.severity == open->severity && a.peak_value > open->peak_value)) {
-		open->severity = a.severity;
-		open->peak_value = a.peak_value;
-		open->baseline = a.baseline;
-		snprintf(open->message, sizeof open->message, "%s", msg ? msg : "");
-	}
+	snprintf(a->message, sizeof a->message, "%s", msg ? msg : "");
 	json_decref(o);
+	if (room((void **)&p->recs, &p->cap_recs, p->n_recs, sizeof *p->recs))
+		p->recs[p->n_recs++] = r;
 }
 
 /* Takes in the ALERT frames after those already taken (all of them at
@@ -244,6 +290,7 @@ static const struct coll_state *r_state(void *self)
 static const struct coll_alert_record *r_alerts(void *self, size_t *n)
 {
 	struct replay *p = self;
+	fold_alerts(p, (uint64_t)(cur_tick(p) + 1) * p->o.tick_ns);
 	*n = p->n_alerts;
 	return p->alerts;
 }
@@ -356,6 +403,7 @@ static void r_close(void *self)
 	if (p->tfd >= 0)
 		close(p->tfd);
 	free(p->alerts);
+	free(p->recs);
 	free(p);
 }
 

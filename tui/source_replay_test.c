@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "keyframe.h"
 #include "model.h"
 #include "record.h"
@@ -70,12 +72,38 @@ static void snapshot(const struct coll_state *s, struct snap *out)
 	out->table = tables(s, s->last_t);
 }
 
+/* An alert on rank 2 recorded over ticks 20-26 of the job: warn 2.0 at
+ * its start, crit 5.0, then crit 3.0 (its peak stays 5.0), then its end. */
+static const struct {
+	int64_t at;
+	const char *state, *sev;
+	double value;
+} alert_script[] = {{20, "start", "warn", 2.0}, {22, "ongoing", "crit", 5.0},
+                    {24, "ongoing", "crit", 3.0}, {26, "end", "crit", 5.0}};
+
+static void record_alert(int64_t i, int64_t t)
+{
+	for (size_t k = 0; k < sizeof alert_script / sizeof *alert_script; k++) {
+		if (alert_script[k].at != i)
+			continue;
+		double end_s = (double)(t + 1), start_s = (double)(t + 1 - i + 20);
+		json_t *a = json_pack("{s:i,s:s,s:s,s:s,s:s,s:f,s:f,s:i,s:f,s:f,s:s}", "v", 1, "type",
+		                      "alert", "state", alert_script[k].state, "kind", "straggler",
+		                      "severity", alert_script[k].sev, "t", end_s, "start", start_s,
+		                      "rank", 2, "value", alert_script[k].value, "baseline", 1.0,
+		                      "message", alert_script[k].state);
+		coll_record_alert(rec, (uint64_t)(t + 1) * SEC, a);
+		json_decref(a);
+	}
+}
+
 static void on_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
 {
 	(void)arg;
 	coll_record_tick_state(rec, d, s);
 	if (first_tick < 0)
 		first_tick = d->tick.t;
+	record_alert(d->tick.t - first_tick, d->tick.t);
 	last_tick = d->tick.t;
 	int64_t i = d->tick.t - first_tick;
 	if (i >= 0 && i < (int64_t)(sizeof live / sizeof *live) && !live[i].state)
@@ -178,6 +206,40 @@ static void fidelity(void **st)
 	src.ops->close(src.self);
 }
 
+/* The alert list at a tick is the live one's then: severity and peak so
+ * far, not yet ended; later alerts are listed by their start only. */
+static void alerts_as_of_tick(void **st)
+{
+	(void)st;
+	struct tui_source src;
+	char why[256];
+	assert_int_equal(tui_source_replay_open(&src, path, false, why, sizeof why), IOP_OK);
+	src.ops->set_paused(src.self, true);
+	static const struct {
+		int64_t at;
+		int sev;
+		double peak;
+		bool ended;
+	} want[] = {{19, COLL_SEV_WARN, 2.0, false}, {20, COLL_SEV_WARN, 2.0, false},
+	            {21, COLL_SEV_WARN, 2.0, false}, {22, COLL_SEV_CRIT, 5.0, false},
+	            {24, COLL_SEV_CRIT, 5.0, false}, {25, COLL_SEV_CRIT, 5.0, false},
+	            {26, COLL_SEV_CRIT, 5.0, true},  {60, COLL_SEV_CRIT, 5.0, true},
+	            {21, COLL_SEV_WARN, 2.0, false}};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		int64_t t = first_tick + want[i].at;
+		assert_int_equal(src.ops->seek(src.self, t), t);
+		size_t n;
+		const struct coll_alert_record *a = src.ops->alerts(src.self, &n);
+		assert_int_equal(n, 1);
+		assert_int_equal(a[0].rank, 2);
+		assert_int_equal((int)a[0].severity, want[i].sev);
+		assert_true(a[0].peak_value == want[i].peak);
+		assert_int_equal(a[0].end_ns != 0, want[i].ended);
+		assert_int_equal(a[0].start_ns, (uint64_t)(first_tick + 21) * SEC);
+	}
+	src.ops->close(src.self);
+}
+
 static void truncated(void **st)
 {
 	(void)st;
@@ -223,6 +285,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fidelity),
+		cmocka_unit_test(alerts_as_of_tick),
 		cmocka_unit_test(truncated),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
