@@ -15,6 +15,8 @@
 #include "rec_io.h"
 
 #define KEYFRAME_EVERY_NS (60 * 1000000000ull)
+#define KEYFRAME_DELTA_SHARE 4  /* a keyframe waits for a quarter of its bytes of DELTAs */
+#define KEYFRAME_MAX_PERIODS 10 /* or for 10 periods */
 
 struct coll_record {
 	char *path;
@@ -25,6 +27,9 @@ struct coll_record {
 	bool failed;
 	struct coll_record_opts opts;
 	uint64_t last_key_ns; /* end of the tick of the last keyframe; 0: no tick yet */
+	bool spaced;          /* the default period: keyframes spaced by cost too */
+	size_t key_bytes;     /* the last keyframe's bytes */
+	uint64_t delta_bytes; /* DELTA bytes since */
 	uint8_t *kf, *part;   /* a keyframe, and one frame's payload of it */
 	size_t kf_cap;
 	struct coll_record_stats st;
@@ -60,8 +65,10 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 	}
 	if (opts)
 		r->opts = *opts;
-	if (!r->opts.keyframe_every_ns)
+	if (!r->opts.keyframe_every_ns) {
 		r->opts.keyframe_every_ns = KEYFRAME_EVERY_NS;
+		r->spaced = true;
+	}
 	if (!r->opts.keyframe_part_max || r->opts.keyframe_part_max > REC_PAYLOAD_MAX - COLL_REC_KEYFRAME_HDR)
 		r->opts.keyframe_part_max = REC_PAYLOAD_MAX - COLL_REC_KEYFRAME_HDR;
 	char id[17], start[32], host[256] = "";
@@ -137,6 +144,7 @@ static enum iop_err write_keyframe(struct coll_record *r, const struct coll_stat
 	r->st.keyframes++;
 	r->st.keyframe_frames += parts;
 	r->st.keyframe_bytes = len;
+	r->key_bytes = len;
 	return IOP_OK;
 }
 
@@ -150,15 +158,23 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 	enum iop_err e = coll_delta_encode_body_buf(d, REC_PAYLOAD_MAX, &r->buf, &r->cap, &len);
 	if (!e)
 		e = rec_write(r->w, REC_DELTA, end_ns, r->buf, len);
+	if (!e)
+		r->delta_bytes += len;
 	/* keyframes at every multiple of the period the ticks cross, the
-	 * first one a period after the first tick */
+	 * first one a period after the first tick; spaced by cost (record.h) */
 	uint64_t every = r->opts.keyframe_every_ns;
 	if (!e && s && every != UINT64_MAX) {
+		bool due = end_ns / every > r->last_key_ns / every;
+		if (due && r->spaced && r->key_bytes &&
+		    r->delta_bytes < r->key_bytes / KEYFRAME_DELTA_SHARE &&
+		    end_ns - r->last_key_ns < KEYFRAME_MAX_PERIODS * every)
+			due = false;
 		if (!r->last_key_ns)
 			r->last_key_ns = end_ns;
-		else if (end_ns / every > r->last_key_ns / every) {
+		else if (due) {
 			e = write_keyframe(r, s, d->tick.t, end_ns);
 			r->last_key_ns = end_ns;
+			r->delta_bytes = 0;
 		}
 	}
 	if (!e)

@@ -27,7 +27,8 @@ struct coll_record;
 #define COLL_REC_KEYFRAME_HDR    32 /* at most, before a part's bytes */
 
 struct coll_record_opts {
-	uint64_t keyframe_every_ns; /* 0: 60 s; UINT64_MAX: no keyframes */
+	uint64_t keyframe_every_ns; /* 0: 60 s, spaced by cost (below); UINT64_MAX:
+	                               no keyframes */
 	size_t keyframe_part_max;   /* bytes of keyframe per frame; 0: as many as a
 	                               frame takes (tests make it small) */
 };
@@ -40,7 +41,12 @@ struct coll_record *coll_record_open(const char *path, const struct coll_job_inf
 
 /* Writes the DELTA of a closed tick, then, when its end has crossed a
  * multiple of keyframe_every_ns since the last keyframe (or the first
- * tick), the KEYFRAME of s, the state d was just applied to. A keyframe
+ * tick), the KEYFRAME of s, the state d was just applied to. With the
+ * default period, a keyframe is also spaced by its cost: it is written
+ * only once the DELTAs since the last one are a quarter of that one's
+ * size, or 10 periods have passed (so keyframes are at most about four
+ * times the DELTAs' bytes, and a seek reads at most a quarter of a
+ * keyframe's bytes of DELTAs after it; docs/recording.md). A keyframe
  * that cannot be built (out of memory, over COLL_REC_KEYFRAME_MAX) is
  * skipped and counted; the recording goes on. */
 void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
