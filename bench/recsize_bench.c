@@ -9,7 +9,7 @@
  * (coll_record_tick_state: a DELTA a tick, a KEYFRAME every 60 s), into a
  * temporary file. Time is simulated (nothing waits on a clock), SECONDS of
  * it (default 3600: the keyframes grow as the history fills, so a shorter
- * run under-counts); KEYFRAMES=0 leaves the keyframes out, to see the
+ * run under-counts); KEEP_RECORDING=1 keeps the file; KEYFRAMES=0 leaves the keyframes out, to see the
  * DELTAs' share. Alerts are not recorded (a few frames per alert).
  * Usage: recsize_bench [NAME...]. */
 #include <inttypes.h>
@@ -117,7 +117,10 @@ int main(int argc, char **argv)
 	struct stat sb;
 	if (stat(path, &sb) != 0)
 		die(path, IOP_ERR_IO);
-	unlink(path);
+	if (!getenv("KEEP_RECORDING"))
+		unlink(path);
+	else
+		fprintf(stderr, "recsize_bench: kept %s\n", path);
 	double hours = (double)p.ticks / 3600.0;
 	double kib = (double)sb.st_size / 1024.0 / ranks / hours;
 	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour"))
