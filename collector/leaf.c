@@ -222,13 +222,15 @@ static enum seq_verdict accept_seq(struct coll_leaf *l, struct proc *p,
 struct call {
 	const struct iop_event *ev;
 	uint64_t excl_ns;
+	unsigned bucket; /* of its latency in the histograms */
 	bool seq_known, sequential;
 };
 
 static void add_to_cell(struct coll_cell *c, const struct call *k)
 {
 	const struct iop_event *ev = k->ev;
-	coll_cell_add_call(c, ev->dur_ns, ev->bytes, ev->flags & IOP_EV_BYTES, ev->flags & IOP_EV_ERROR);
+	coll_cell_add_call_at(c, ev->dur_ns, k->bucket, ev->bytes, ev->flags & IOP_EV_BYTES,
+	                      ev->flags & IOP_EV_ERROR);
 	c->excl_ns += k->excl_ns;
 	c->coll_ops += ev->op == IOP_OP_READ_COLL || ev->op == IOP_OP_WRITE_COLL;
 	if (ev->flags & IOP_EV_CHILDREN) {
@@ -321,7 +323,7 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 	d->mon.events++;
 	d->mon.late += late;
 	unsigned cls = iop_op_class(ev->op);
-	struct call k = {.ev = ev, .excl_ns = ev->dur_ns};
+	struct call k = {.ev = ev, .excl_ns = ev->dur_ns, .bucket = iop_hist_bucket(ev->dur_ns)};
 	if ((ev->flags & IOP_EV_CHILDREN) && ev->child_ns < ev->dur_ns)
 		k.excl_ns = ev->dur_ns - ev->child_ns;
 	else if (ev->flags & IOP_EV_CHILDREN)

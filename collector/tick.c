@@ -210,24 +210,10 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
 	return IOP_OK;
 }
 
-unsigned coll_size_class(uint64_t n)
-{
-	return n < 4096 ? 0 : n < 65536 ? 1 : n < 1048576 ? 2 : 3;
-}
-
 void coll_cell_add_call(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes, bool has_bytes,
                         bool failed)
 {
-	c->ops++;
-	c->errors += failed;
-	c->time_ns += dur_ns;
-	if (has_bytes) {
-		c->bytes += bytes;
-		c->size_ops[coll_size_class(bytes)]++;
-	}
-	/* A bucket holding UINT32_MAX calls in one tick cannot happen at any
-	 * real rate; if it did, the latency would be missing, the counts not. */
-	(void)iop_hist_record(&c->hist, dur_ns);
+	coll_cell_add_call_at(c, dur_ns, iop_hist_bucket(dur_ns), bytes, has_bytes, failed);
 }
 
 enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
@@ -308,7 +294,9 @@ enum iop_err coll_tick_copy(struct coll_tick *dst, const struct coll_tick *src)
  * every probe. Only hints: what they read may change before it is used. */
 #define AHEAD 8
 
-static void prefetch_row(const struct coll_tick *dst, const struct coll_tick *src, uint32_t i)
+/* inlined: GCC 12 drops a call whose only effect is a prefetch
+ * (ipa-modref sees none) */
+static inline __attribute__((always_inline)) void prefetch_row(const struct coll_tick *dst, const struct coll_tick *src, uint32_t i)
 {
 	uint32_t mask = dst->n_slots - 1;
 	if (i + 2 * AHEAD < src->n)
