@@ -77,7 +77,7 @@ void coll_tick_reset(struct coll_tick *k, int64_t t)
 		iop_hist_reset(&k->cell[i].hist);
 	if (k->n > k->n_kept)
 		k->n_kept = k->n;
-	if (k->slot)
+	if (k->slot && k->n) /* with no rows, no slot is in use */
 		memset(k->slot, 0, k->n_slots * sizeof(*k->slot));
 	k->n = 0;
 	k->t = t;
