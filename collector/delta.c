@@ -253,9 +253,10 @@ static inline __attribute__((always_inline)) void ctr_prefetch(const struct coll
 	}
 }
 
-enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *src)
+static enum iop_err merge(struct coll_delta *dst, struct coll_delta *src, bool take)
 {
-	enum iop_err e = coll_tick_merge(&dst->tick, &src->tick);
+	enum iop_err e = take ? coll_tick_merge_take(&dst->tick, &src->tick)
+	                      : coll_tick_merge(&dst->tick, &src->tick);
 	for (uint32_t i = 0; !e && i < src->n_names; i++)
 		e = coll_delta_add_name(dst, src->names[i].hash, src->names[i].kind,
 		                        src->names[i].text, src->names[i].len);
@@ -268,6 +269,17 @@ enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *s
 	if (!e)
 		coll_monitor_add(&dst->mon, &src->mon);
 	return e;
+}
+
+enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *src)
+{
+	/* src is only read when take is false */
+	return merge(dst, (struct coll_delta *)src, false);
+}
+
+enum iop_err coll_delta_merge_take(struct coll_delta *dst, struct coll_delta *src)
+{
+	return merge(dst, src, true);
 }
 
 void coll_name_encode(const struct coll_name *n, struct iop_wcur *c)

@@ -266,6 +266,41 @@ static void fold_matches_model(void **state)
 	coll_tick_free(&t);
 }
 
+/* coll_tick_merge_take gives what coll_tick_merge gives (the same bytes
+ * encoded), into an empty tick and into one with rows of its own, with
+ * src's histograms decoded into memory of their own or the arena's. */
+static void merge_take_is_merge(void **state)
+{
+	(void)state;
+	for (int own = 0; own < 2; own++)
+		for (int prefilled = 0; prefilled < 2; prefilled++) {
+			struct coll_tick src, a, b;
+			make_tick(&src, 60);
+			static uint8_t buf[1 << 16], ea[1 << 16], eb[1 << 16];
+			struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
+			coll_tick_encode(&src, &w);
+			coll_tick_free(&src);
+			coll_tick_init(&src, 0, SEC);
+			src.own_hists = own;
+			struct iop_rcur r = iop_rcur_make(buf, (size_t)(w.p - buf));
+			assert_int_equal(coll_tick_decode(&src, &r), IOP_OK);
+			make_tick(&a, prefilled ? 30 : 0);
+			make_tick(&b, prefilled ? 30 : 0);
+			assert_int_equal(coll_tick_merge(&a, &src), IOP_OK);
+			assert_int_equal(coll_tick_merge_take(&b, &src), IOP_OK);
+			struct iop_wcur wa = iop_wcur_make(ea, sizeof ea), wb = iop_wcur_make(eb, sizeof eb);
+			coll_tick_encode(&a, &wa);
+			coll_tick_encode(&b, &wb);
+			assert_int_equal(wa.err, IOP_OK);
+			assert_int_equal(wa.p - ea, wb.p - eb);
+			assert_memory_equal(ea, eb, (size_t)(wa.p - ea));
+			coll_tick_reset(&src, 0); /* as its owner does after */
+			coll_tick_free(&src);
+			coll_tick_free(&a);
+			coll_tick_free(&b);
+		}
+}
+
 static void delta_message(void **state)
 {
 	(void)state;
@@ -807,6 +842,7 @@ int main(void)
 		cmocka_unit_test(tick_decode_rejects_duplicates),
 		cmocka_unit_test(fold_keeps_totals),
 		cmocka_unit_test(fold_matches_model),
+		cmocka_unit_test(merge_take_is_merge),
 		cmocka_unit_test(delta_message),
 		cmocka_unit_test(leaf_root_exact_totals),
 		cmocka_unit_test(leaf_restart_keeps_totals),

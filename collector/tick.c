@@ -314,19 +314,39 @@ static inline __attribute__((always_inline)) void prefetch_row(const struct coll
 	}
 }
 
-enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src)
+/* dst += src; take: a row new to dst takes src's histogram (tick.h). */
+static enum iop_err merge(struct coll_tick *dst, struct coll_tick *src, bool take)
 {
 	for (uint32_t i = 0; i < src->n; i++) {
-		struct coll_cell *c;
 		if (dst->n_slots)
 			prefetch_row(dst, src, i);
+		struct coll_cell *c;
+		uint32_t n = dst->n;
 		enum iop_err e = coll_tick_row(dst, &src->key[i], &c);
-		if (!e)
-			e = coll_cell_merge(c, &src->cell[i]);
 		if (e)
 			return e;
+		struct coll_cell *s = &src->cell[i];
+		if (take && dst->n > n && !c->hist.borrowed && !s->hist.borrowed) {
+			/* new, so zero: the merge would give src's cell exactly */
+			struct iop_hist empty = c->hist;
+			*c = *s;
+			s->hist = empty;
+		} else if ((e = coll_cell_merge(c, s))) {
+			return e;
+		}
 	}
 	return IOP_OK;
+}
+
+enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src)
+{
+	/* src is only read when take is false */
+	return merge(dst, (struct coll_tick *)src, false);
+}
+
+enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src)
+{
+	return merge(dst, src, true);
 }
 
 /* The cell's counters in wire order; one list so encode and decode agree. */
@@ -379,6 +399,8 @@ static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c)
 #undef GET
 	if (c->err)
 		return c->err;
+	if (k->own_hists)
+		return iop_hist_decode(&cell->hist, c);
 	return iop_hist_decode_in(&cell->hist, c, arena_alloc, &k->arena);
 }
 

@@ -80,6 +80,8 @@ struct coll_tick {
 	uint32_t n_slots;   /* power of two, >= 3 * cap */
 	struct coll_tick_arena *arena; /* bucket storage of decoded histograms
 	                                  (tick.c); freed with the tick */
+	bool own_hists; /* decode gives each histogram memory of its own, not
+	                   the arena's: a tick merged with coll_tick_merge_take */
 };
 
 /* Limits a decoder enforces (a delta from a peer is not trusted). */
@@ -102,6 +104,12 @@ enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
 /* dst += every row of src (the tick numbers need not match: downsampling
  * merges several ticks into one). */
 enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src);
+
+/* coll_tick_merge that may take src's histograms: a row new to dst takes
+ * src's histogram (when neither is the arena's) and leaves src's cell the
+ * empty one dst had, instead of copying every bucket. src is to be reset
+ * (or freed) after. */
+enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src);
 
 /* dst += src, as a copy when dst is empty (the same rows in the same
  * order, much faster than merging row by row). */
