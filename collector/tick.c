@@ -526,6 +526,21 @@ static struct file_row *sort_by_id(struct file_row *v, struct file_row *tmp, uin
 	return v;
 }
 
+/* Ahead of folding row i, the histogram of row i + 2 * AHEAD and then the
+ * first buckets of row i + AHEAD are fetched: the root folds a quarter of
+ * a million rows whose buckets are cold. */
+static inline __attribute__((always_inline)) void prefetch_fold(const struct coll_tick *k,
+                                                                uint32_t i)
+{
+	if (i + 2 * AHEAD < k->n)
+		__builtin_prefetch(&k->cell[i + 2 * AHEAD].hist);
+	if (i + AHEAD < k->n && k->cell[i + AHEAD].hist.bucket) {
+		const uint32_t *b = k->cell[i + AHEAD].hist.bucket;
+		for (unsigned line = 0; line < 4; line++)
+			__builtin_prefetch(b + line * 16);
+	}
+}
+
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 {
 	/* One entry per FILE row; a file with several (layer, class) rows
@@ -586,6 +601,7 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 	 * kept row swaps places with the first spare cell. */
 	uint32_t w = 0;
 	for (uint32_t i = 0; i < k->n; i++) {
+		prefetch_fold(k, i);
 		struct coll_key key = k->key[i];
 		if (key.kind == COLL_ROW_FILE && !kept[i]) {
 			uint32_t *o = &other[key.layer][key.cls];

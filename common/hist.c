@@ -119,8 +119,11 @@ static enum iop_err cover(struct iop_hist *h, unsigned lo, unsigned hi)
 	 * move anywhere its memory reaches: a cell reused for another row (a
 	 * tick's rows after a reset) then needs no realloc. */
 	if (had && h->count == 0 && (unsigned)(h->hi - h->lo) >= hi - lo) {
-		unsigned size = (unsigned)(h->hi - h->lo);
-		unsigned at = lo + size <= IOP_HIST_BUCKETS ? lo : IOP_HIST_BUCKETS - size;
+		/* centred: the next values recorded may fall on either side */
+		unsigned size = (unsigned)(h->hi - h->lo), spare = size - (hi - lo);
+		unsigned at = lo > spare / 2 ? lo - spare / 2 : 0;
+		if (at + size > IOP_HIST_BUCKETS)
+			at = IOP_HIST_BUCKETS - size;
 		h->lo = (uint16_t)at;
 		h->hi = (uint16_t)(at + size);
 		return IOP_OK;
