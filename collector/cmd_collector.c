@@ -86,7 +86,7 @@ static void up_closed(void *arg, const struct coll_delta *d, const struct coll_s
 static void child_delta(void *arg, struct coll_delta *d)
 {
 	struct node *n = arg;
-	(void)coll_root_delta(n->merge, d);
+	(void)coll_root_delta_take(n->merge, d); /* d is decoded afresh next */
 }
 
 static void advance(struct node *n, uint64_t now, bool flush)

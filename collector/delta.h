@@ -97,8 +97,11 @@ enum iop_err coll_delta_add_name(struct coll_delta *d, uint64_t hash, uint8_t ki
 enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_counter *c);
 enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p);
 void coll_monitor_add(struct coll_monitor *dst, const struct coll_monitor *src);
-/* dst += src: rows, names, counters, processes and monitor counts. */
+/* dst += src: rows, names, counters, processes and monitor counts. The
+ * _take form may take src's histograms (coll_tick_merge_take): src is to
+ * be reset or freed after. */
 enum iop_err coll_delta_merge(struct coll_delta *dst, const struct coll_delta *src);
+enum iop_err coll_delta_merge_take(struct coll_delta *dst, struct coll_delta *src);
 
 /* The message between collectors: header (magic "IOPD", version, job id,
  * sender id, sequence), the delta, and a MAC with the job key. encode

@@ -159,6 +159,149 @@ static void fold_keeps_totals(void **state)
 	coll_tick_free(&t);
 }
 
+/* The fold against a plain model of it: random 64-bit ids (every radix
+ * digit differs), files with rows in several (layer, class) pairs, weights
+ * with ties, rows of other kinds between them; then the same tick reused
+ * (its cells keep the folded rows' histogram memory) gives the same again. */
+struct fold_ref {
+	uint64_t id, weight;
+};
+
+static int fold_ref_order(const void *a, const void *b)
+{
+	const struct fold_ref *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static uint64_t fold_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void fold_fill(struct coll_tick *t, uint64_t *ids, unsigned n_files)
+{
+	uint64_t s = 88172645463325252ull;
+	for (unsigned i = 0; i < 3 * n_files; i++) {
+		unsigned f = (unsigned)(fold_rand(&s) % n_files), lc = (unsigned)(fold_rand(&s) % 3);
+		struct coll_key k = coll_key_file(ids[f], IOP_LAYER_POSIX + lc % 2, IOP_CLASS_READ + lc / 2);
+		if (i % 7 == 0)
+			k = coll_key_rank(i % 13, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+		struct coll_cell *c;
+		assert_int_equal(coll_tick_row(t, &k, &c), IOP_OK);
+		coll_cell_add_call(c, 100 + fold_rand(&s) % 5000, 4096 * (fold_rand(&s) % 3), true, false);
+	}
+}
+
+static void fold_matches_model(void **state)
+{
+	(void)state;
+	enum { FILES = 1500, MAX = 100 };
+	static uint64_t ids[FILES];
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	for (unsigned f = 0; f < FILES; f++)
+		ids[f] = fold_rand(&s);
+	struct coll_tick t, before;
+	coll_tick_init(&t, 5, SEC);
+	for (int round = 0; round < 2; round++) {
+		coll_tick_reset(&t, 5);
+		fold_fill(&t, ids, FILES);
+		coll_tick_init(&before, 5, SEC);
+		assert_int_equal(coll_tick_copy(&before, &t), IOP_OK);
+		/* the model: weights summed per file, the MAX - 1 first kept */
+		static struct fold_ref ref[FILES];
+		unsigned n = 0;
+		for (uint32_t i = 0; i < before.n; i++) {
+			if (before.key[i].kind != COLL_ROW_FILE)
+				continue;
+			const struct coll_cell *c = &before.cell[i];
+			uint64_t w = c->ops + c->bytes / 4096 + c->inflight;
+			unsigned j = 0;
+			while (j < n && ref[j].id != before.key[i].id)
+				j++;
+			if (j == n)
+				ref[n++] = (struct fold_ref){before.key[i].id, 0};
+			ref[j].weight += w;
+		}
+		qsort(ref, n, sizeof(*ref), fold_ref_order);
+		assert_int_equal(coll_tick_fold_files(&t, MAX), IOP_OK);
+		/* kept rows in their order, unchanged; the others summed per pair */
+		uint64_t other_ops[IOP_LAYER__COUNT][IOP_CLASS__COUNT] = {{0}};
+		uint64_t other_count[IOP_LAYER__COUNT][IOP_CLASS__COUNT] = {{0}};
+		uint32_t w = 0;
+		for (uint32_t i = 0; i < before.n; i++) {
+			const struct coll_key *k = &before.key[i];
+			bool keep = k->kind != COLL_ROW_FILE;
+			for (unsigned j = 0; !keep && j < MAX - 1; j++)
+				keep = ref[j].id == k->id;
+			if (!keep) {
+				other_ops[k->layer][k->cls] += before.cell[i].ops;
+				other_count[k->layer][k->cls] += before.cell[i].hist.count;
+				continue;
+			}
+			while (w < t.n && t.key[w].id == COLL_ID_OTHER)
+				w++;
+			assert_true(w < t.n);
+			assert_true(t.key[w].id == k->id && t.key[w].rank == k->rank &&
+			            t.key[w].kind == k->kind && t.key[w].layer == k->layer &&
+			            t.key[w].cls == k->cls);
+			assert_int_equal(t.cell[w].ops, before.cell[i].ops);
+			assert_int_equal(t.cell[w].hist.count, before.cell[i].hist.count);
+			assert_int_equal(iop_hist_quantile(&t.cell[w].hist, 0.5),
+			                 iop_hist_quantile(&before.cell[i].hist, 0.5));
+			w++;
+		}
+		for (unsigned l = 0; l < IOP_LAYER__COUNT; l++)
+			for (unsigned c = 0; c < IOP_CLASS__COUNT; c++) {
+				struct coll_key ok = coll_key_file(COLL_ID_OTHER, l, c);
+				const struct coll_cell *oc = coll_tick_find(&t, &ok);
+				assert_int_equal(oc ? oc->ops : 0, other_ops[l][c]);
+				assert_int_equal(oc ? oc->hist.count : 0, other_count[l][c]);
+			}
+		coll_tick_free(&before);
+	}
+	coll_tick_free(&t);
+}
+
+/* coll_tick_merge_take gives what coll_tick_merge gives (the same bytes
+ * encoded), into an empty tick and into one with rows of its own, with
+ * src's histograms decoded into memory of their own or the arena's. */
+static void merge_take_is_merge(void **state)
+{
+	(void)state;
+	for (int own = 0; own < 2; own++)
+		for (int prefilled = 0; prefilled < 2; prefilled++) {
+			struct coll_tick src, a, b;
+			make_tick(&src, 60);
+			static uint8_t buf[1 << 16], ea[1 << 16], eb[1 << 16];
+			struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
+			coll_tick_encode(&src, &w);
+			coll_tick_free(&src);
+			coll_tick_init(&src, 0, SEC);
+			src.own_hists = own;
+			struct iop_rcur r = iop_rcur_make(buf, (size_t)(w.p - buf));
+			assert_int_equal(coll_tick_decode(&src, &r), IOP_OK);
+			make_tick(&a, prefilled ? 30 : 0);
+			make_tick(&b, prefilled ? 30 : 0);
+			assert_int_equal(coll_tick_merge(&a, &src), IOP_OK);
+			assert_int_equal(coll_tick_merge_take(&b, &src), IOP_OK);
+			struct iop_wcur wa = iop_wcur_make(ea, sizeof ea), wb = iop_wcur_make(eb, sizeof eb);
+			coll_tick_encode(&a, &wa);
+			coll_tick_encode(&b, &wb);
+			assert_int_equal(wa.err, IOP_OK);
+			assert_int_equal(wa.p - ea, wb.p - eb);
+			assert_memory_equal(ea, eb, (size_t)(wa.p - ea));
+			coll_tick_reset(&src, 0); /* as its owner does after */
+			coll_tick_free(&src);
+			coll_tick_free(&a);
+			coll_tick_free(&b);
+		}
+}
+
 static void delta_message(void **state)
 {
 	(void)state;
@@ -744,6 +887,8 @@ int main(void)
 		cmocka_unit_test(tick_round_trip),
 		cmocka_unit_test(tick_decode_rejects_duplicates),
 		cmocka_unit_test(fold_keeps_totals),
+		cmocka_unit_test(fold_matches_model),
+		cmocka_unit_test(merge_take_is_merge),
 		cmocka_unit_test(delta_message),
 		cmocka_unit_test(leaf_root_exact_totals),
 		cmocka_unit_test(leaf_restart_keeps_totals),

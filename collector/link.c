@@ -317,6 +317,9 @@ enum iop_err coll_downlink_new(const char *const *urls, unsigned n, uint64_t job
 	dl->key = *key;
 	dl->st.instance = random_id();
 	coll_delta_init(&dl->d, 0, 1000000000ull);
+	/* the parent takes its histograms (coll_root_delta_take) and gives
+	 * back empty ones: memory of their own, not the decode's arena */
+	dl->d.tick.own_hists = true;
 	int maxsize = -1;
 	size_t fdlen = sizeof(int);
 	dl->sock = nn_socket(AF_SP, NN_REP);

@@ -60,7 +60,7 @@ void coll_root_free(struct coll_root *r)
 	free(r);
 }
 
-enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
+static enum iop_err root_delta(struct coll_root *r, struct coll_delta *d, bool take)
 {
 	int64_t t = d->tick.t;
 	bool late = t < r->oldest;
@@ -69,7 +69,7 @@ enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
 	if (t >= r->oldest + RING)
 		t = r->oldest + RING - 1;
 	struct coll_delta *dst = &r->ring[t % RING];
-	enum iop_err e = coll_delta_merge(dst, d);
+	enum iop_err e = take ? coll_delta_merge_take(dst, d) : coll_delta_merge(dst, d);
 	/* Leaves with files of their own (per-rank files) would make the
 	 * pending tick hold every leaf's max_files file rows (64 leaves:
 	 * 130 000 rows, 100 MiB a tick) until it closes and folds: it folds
@@ -85,6 +85,17 @@ enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
 		dst->mon.late += d->mon.events - d->mon.late;
 	}
 	return e;
+}
+
+enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
+{
+	/* d is only read when take is false */
+	return root_delta(r, (struct coll_delta *)d, false);
+}
+
+enum iop_err coll_root_delta_take(struct coll_root *r, struct coll_delta *d)
+{
+	return root_delta(r, d, true);
 }
 
 void coll_root_remote_children(struct coll_root *r)

@@ -33,8 +33,11 @@ enum iop_err coll_root_new(const struct coll_root_cfg *cfg, uint64_t now_ns,
                            struct coll_root **out);
 void coll_root_free(struct coll_root *r);
 
-/* Merges a child's delta (it is not kept). */
+/* Merges a child's delta (it is not kept). The _take form may take its
+ * histograms instead of copying them (coll_delta_merge_take): d is to be
+ * reset or freed after, as the downlink's and the leaf's deltas are. */
 enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d);
+enum iop_err coll_root_delta_take(struct coll_root *r, struct coll_delta *d);
 /* Closes the ticks whose end + grace <= now_ns (every open one when flush),
  * oldest first. */
 void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_tick_fn *fn,

@@ -312,14 +312,14 @@ static void on_root_tick(void *arg, const struct coll_delta *d, const struct col
 static void on_leaf_delta(void *arg, struct coll_delta *d)
 {
 	struct run *r = arg;
-	(void)coll_root_delta(r->root, d);
+	(void)coll_root_delta_take(r->root, d); /* the leaf resets d next */
 }
 
 static void on_remote_delta(void *arg, struct coll_delta *d)
 {
 	struct run *r = arg;
 	coll_root_remote_children(r->root); /* wait longer for what crosses the network */
-	(void)coll_root_delta(r->root, d);
+	(void)coll_root_delta_take(r->root, d); /* d is decoded afresh next */
 	r->last_remote_ns = iop_real_ns();
 }
 

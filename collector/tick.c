@@ -77,7 +77,7 @@ void coll_tick_reset(struct coll_tick *k, int64_t t)
 		iop_hist_reset(&k->cell[i].hist);
 	if (k->n > k->n_kept)
 		k->n_kept = k->n;
-	if (k->slot)
+	if (k->slot && k->n) /* with no rows, no slot is in use */
 		memset(k->slot, 0, k->n_slots * sizeof(*k->slot));
 	k->n = 0;
 	k->t = t;
@@ -97,12 +97,39 @@ static bool key_eq(const struct coll_key *a, const struct coll_key *b)
 	       a->cls == b->cls;
 }
 
+/* An index slot holds row + 1 (at most COLL_TICK_MAX_ROWS) in its low
+ * ROW_BITS and a tag from the key's hash above: a probe passing other
+ * rows' slots reads their keys only when the tags match (1 in 512), and
+ * adding a new row reads no key at all. In a tick of hundreds of
+ * thousands of rows every key read was a cache miss. */
+#define ROW_BITS 23
+#define ROW_MASK ((UINT32_C(1) << ROW_BITS) - 1)
+_Static_assert(COLL_TICK_MAX_ROWS <= ROW_MASK, "a row + 1 must fit in a slot");
+
+static uint32_t key_tag(uint64_t h)
+{
+	return (uint32_t)(h >> (64 - (32 - ROW_BITS))) << ROW_BITS;
+}
+
+/* The row of a non-empty slot. */
+static uint32_t slot_row(uint32_t s)
+{
+	return (s & ROW_MASK) - 1;
+}
+
+static uint32_t make_slot(const struct coll_key *key, uint32_t row)
+{
+	return key_tag(key_hash(key)) | (row + 1);
+}
+
 /* Index slot of key: its row's slot, or the empty slot where it would go. */
 static uint32_t probe(const struct coll_tick *k, const struct coll_key *key)
 {
-	uint32_t mask = k->n_slots - 1, i = (uint32_t)key_hash(key) & mask;
-	while (k->slot[i] && !key_eq(&k->key[k->slot[i] - 1], key))
-		i = (i + 1) & mask;
+	uint64_t h = key_hash(key);
+	uint32_t mask = k->n_slots - 1, i = (uint32_t)h & mask, tag = key_tag(h);
+	for (uint32_t s; (s = k->slot[i]); i = (i + 1) & mask)
+		if ((s & ~ROW_MASK) == tag && key_eq(&k->key[slot_row(s)], key))
+			break;
 	return i;
 }
 
@@ -111,7 +138,7 @@ struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_ke
 	if (k->n == 0)
 		return NULL;
 	uint32_t s = k->slot[probe(k, key)];
-	return s ? &k->cell[s - 1] : NULL;
+	return s ? &k->cell[slot_row(s)] : NULL;
 }
 
 /* Room for at least want rows (0: twice the present room). A tick sized
@@ -144,7 +171,7 @@ static enum iop_err grow(struct coll_tick *k, uint32_t want)
 	k->n_slots = n_slots;
 	k->cap = cap;
 	for (uint32_t i = 0; i < k->n; i++)
-		k->slot[probe(k, &k->key[i])] = i + 1;
+		k->slot[probe(k, &k->key[i])] = make_slot(&k->key[i], i);
 	return IOP_OK;
 }
 
@@ -152,7 +179,11 @@ static enum iop_err grow(struct coll_tick *k, uint32_t want)
 static struct coll_cell *append(struct coll_tick *k, const struct coll_key *key, uint32_t s)
 {
 	uint32_t i = k->n++;
-	k->key[i] = *key;
+	/* field by field: a decoder stores the key byte by byte just before,
+	 * and a whole-struct copy (one 16-byte load) stalled on store
+	 * forwarding, most of the decode's own time */
+	k->key[i] = (struct coll_key){.id = key->id, .rank = key->rank, .kind = key->kind,
+	                              .layer = key->layer, .cls = key->cls};
 	if (i < k->n_kept) { /* an empty histogram with memory: keep it */
 		struct iop_hist h = k->cell[i].hist;
 		memset(&k->cell[i], 0, sizeof(k->cell[i]));
@@ -160,7 +191,7 @@ static struct coll_cell *append(struct coll_tick *k, const struct coll_key *key,
 	} else {
 		coll_cell_init(&k->cell[i]);
 	}
-	k->slot[s] = i + 1;
+	k->slot[s] = make_slot(key, i);
 	return &k->cell[i];
 }
 
@@ -170,7 +201,7 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
 	if (k->n_slots) {
 		uint32_t s = k->slot[probe(k, key)];
 		if (s) {
-			*cell = &k->cell[s - 1];
+			*cell = &k->cell[slot_row(s)];
 			return IOP_OK;
 		}
 	}
@@ -183,24 +214,10 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
 	return IOP_OK;
 }
 
-unsigned coll_size_class(uint64_t n)
-{
-	return n < 4096 ? 0 : n < 65536 ? 1 : n < 1048576 ? 2 : 3;
-}
-
 void coll_cell_add_call(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes, bool has_bytes,
                         bool failed)
 {
-	c->ops++;
-	c->errors += failed;
-	c->time_ns += dur_ns;
-	if (has_bytes) {
-		c->bytes += bytes;
-		c->size_ops[coll_size_class(bytes)]++;
-	}
-	/* A bucket holding UINT32_MAX calls in one tick cannot happen at any
-	 * real rate; if it did, the latency would be missing, the counts not. */
-	(void)iop_hist_record(&c->hist, dur_ns);
+	coll_cell_add_call_at(c, dur_ns, iop_hist_bucket(dur_ns), bytes, has_bytes, failed);
 }
 
 enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
@@ -233,7 +250,7 @@ static void reindex(struct coll_tick *k)
 	if (k->slot)
 		memset(k->slot, 0, k->n_slots * sizeof(*k->slot));
 	for (uint32_t i = 0; i < k->n; i++)
-		k->slot[probe(k, &k->key[i])] = i + 1;
+		k->slot[probe(k, &k->key[i])] = make_slot(&k->key[i], i);
 }
 
 /* Into an empty tick a merge is a copy: rows in the same order, so the
@@ -275,17 +292,61 @@ enum iop_err coll_tick_copy(struct coll_tick *dst, const struct coll_tick *src)
 	return IOP_OK;
 }
 
-enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src)
+/* Ahead of merging row i of src, the index slot of row i + 2 * AHEAD and
+ * then the row of i + AHEAD are fetched: merging a leaf's thousands of
+ * rows into the root's tick of hundreds of thousands waited on memory at
+ * every probe. Only hints: what they read may change before it is used. */
+#define AHEAD 8
+
+/* inlined: GCC 12 drops a call whose only effect is a prefetch
+ * (ipa-modref sees none) */
+static inline __attribute__((always_inline)) void prefetch_row(const struct coll_tick *dst, const struct coll_tick *src, uint32_t i)
+{
+	uint32_t mask = dst->n_slots - 1;
+	if (i + 2 * AHEAD < src->n)
+		__builtin_prefetch(&dst->slot[key_hash(&src->key[i + 2 * AHEAD]) & mask]);
+	if (i + AHEAD < src->n) {
+		uint32_t s = dst->slot[key_hash(&src->key[i + AHEAD]) & mask];
+		if (s) {
+			__builtin_prefetch(&dst->key[slot_row(s)]);
+			__builtin_prefetch(&dst->cell[slot_row(s)]);
+		}
+	}
+}
+
+/* dst += src; take: a row new to dst takes src's histogram (tick.h). */
+static enum iop_err merge(struct coll_tick *dst, struct coll_tick *src, bool take)
 {
 	for (uint32_t i = 0; i < src->n; i++) {
+		if (dst->n_slots)
+			prefetch_row(dst, src, i);
 		struct coll_cell *c;
+		uint32_t n = dst->n;
 		enum iop_err e = coll_tick_row(dst, &src->key[i], &c);
-		if (!e)
-			e = coll_cell_merge(c, &src->cell[i]);
 		if (e)
 			return e;
+		struct coll_cell *s = &src->cell[i];
+		if (take && dst->n > n && !c->hist.borrowed && !s->hist.borrowed) {
+			/* new, so zero: the merge would give src's cell exactly */
+			struct iop_hist empty = c->hist;
+			*c = *s;
+			s->hist = empty;
+		} else if ((e = coll_cell_merge(c, s))) {
+			return e;
+		}
 	}
 	return IOP_OK;
+}
+
+enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src)
+{
+	/* src is only read when take is false */
+	return merge(dst, (struct coll_tick *)src, false);
+}
+
+enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src)
+{
+	return merge(dst, src, true);
 }
 
 /* The cell's counters in wire order; one list so encode and decode agree. */
@@ -338,6 +399,8 @@ static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c)
 #undef GET
 	if (c->err)
 		return c->err;
+	if (k->own_hists)
+		return iop_hist_decode(&cell->hist, c);
 	return iop_hist_decode_in(&cell->hist, c, arena_alloc, &k->arena);
 }
 
@@ -424,10 +487,58 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static bool kept(const struct file_activity *top, uint32_t n, uint64_t id)
+/* A FILE row's file and weight, sorted by id to sum a file's rows. */
+struct file_row {
+	uint64_t id, weight;
+	uint32_t row; /* its index in the tick */
+};
+
+#define RADIX_BITS   11
+#define RADIX_PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
+
+/* Sorts v[0, n) by id with tmp[0, n) as room (LSD radix: the root sorts
+ * a quarter of a million rows a tick, and qsort's comparisons were 5 % of
+ * its time); returns whichever of the two holds the result. A pass whose
+ * digit every id shares is skipped. */
+static struct file_row *sort_by_id(struct file_row *v, struct file_row *tmp, uint32_t n)
 {
-	struct file_activity want = {.id = id};
-	return bsearch(&want, top, n, sizeof(*top), by_id) != NULL;
+	uint32_t count[RADIX_PASSES][1u << RADIX_BITS];
+	memset(count, 0, sizeof(count));
+	for (uint32_t i = 0; i < n; i++)
+		for (unsigned p = 0; p < RADIX_PASSES; p++)
+			count[p][(v[i].id >> (p * RADIX_BITS)) & ((1u << RADIX_BITS) - 1)]++;
+	for (unsigned p = 0; p < RADIX_PASSES && n; p++) {
+		unsigned shift = p * RADIX_BITS;
+		uint32_t *at = count[p];
+		if (at[(v[0].id >> shift) & ((1u << RADIX_BITS) - 1)] == n)
+			continue;
+		for (uint32_t d = 0, sum = 0; d < (1u << RADIX_BITS); d++) {
+			uint32_t c = at[d];
+			at[d] = sum;
+			sum += c;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			tmp[at[(v[i].id >> shift) & ((1u << RADIX_BITS) - 1)]++] = v[i];
+		struct file_row *t = v;
+		v = tmp;
+		tmp = t;
+	}
+	return v;
+}
+
+/* Ahead of folding row i, the histogram of row i + 2 * AHEAD and then the
+ * first buckets of row i + AHEAD are fetched: the root folds a quarter of
+ * a million rows whose buckets are cold. */
+static inline __attribute__((always_inline)) void prefetch_fold(const struct coll_tick *k,
+                                                                uint32_t i)
+{
+	if (i + 2 * AHEAD < k->n)
+		__builtin_prefetch(&k->cell[i + 2 * AHEAD].hist);
+	if (i + AHEAD < k->n && k->cell[i + AHEAD].hist.bucket) {
+		const uint32_t *b = k->cell[i + AHEAD].hist.bucket;
+		for (unsigned line = 0; line < 4; line++)
+			__builtin_prefetch(b + line * 16);
+	}
 }
 
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
@@ -439,28 +550,43 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 		file_rows += k->key[i].kind == COLL_ROW_FILE;
 	if (max_files == 0 || file_rows <= max_files)
 		return IOP_OK; /* fewer rows than the cap: fewer files too */
-	struct file_activity *v = malloc((size_t)(k->n ? k->n : 1) * sizeof(*v));
-	if (!v)
+	/* rows[0, file_rows), room to sort them, then a flag per row */
+	struct file_row *rows = malloc(2 * (size_t)file_rows * sizeof(*rows) + k->n);
+	struct file_activity *v = malloc((size_t)file_rows * sizeof(*v));
+	if (!rows || !v) {
+		free(rows);
+		free(v);
 		return IOP_ERR_NOMEM;
+	}
+	uint8_t *kept = (uint8_t *)(rows + 2 * (size_t)file_rows);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < k->n; i++)
 		if (k->key[i].kind == COLL_ROW_FILE && k->key[i].id != COLL_ID_OTHER)
-			v[n++] = (struct file_activity){k->key[i].id, k->cell[i].ops + k->cell[i].bytes / 4096 + k->cell[i].inflight};
-	qsort(v, n, sizeof(*v), by_id);
+			rows[n++] = (struct file_row){k->key[i].id, k->cell[i].ops + k->cell[i].bytes / 4096 + k->cell[i].inflight, i};
+	const struct file_row *sorted = sort_by_id(rows, rows + file_rows, n);
 	uint32_t files = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		if (files && v[files - 1].id == v[i].id)
-			v[files - 1].weight += v[i].weight;
+		if (files && v[files - 1].id == sorted[i].id)
+			v[files - 1].weight += sorted[i].weight;
 		else
-			v[files++] = v[i];
+			v[files++] = (struct file_activity){sorted[i].id, sorted[i].weight};
 	}
 	if (files <= max_files || max_files == 0) {
+		free(rows);
 		free(v);
 		return IOP_OK;
 	}
 	uint32_t keep = max_files - 1; /* the "other" row takes the last place */
 	select_top(v, files, keep);
 	qsort(v, keep, sizeof(*v), by_id);
+	/* the rows of the files kept: both lists in id order, walked once */
+	memset(kept, 0, k->n);
+	for (uint32_t i = 0, j = 0; i < n && j < keep; i++) {
+		while (j < keep && v[j].id < sorted[i].id)
+			j++;
+		if (j < keep && v[j].id == sorted[i].id)
+			kept[sorted[i].row] = 1;
+	}
 	/* In place, rows keeping their order (as if the tick were built again
 	 * with the folded keys): a folded row becomes its (layer, class)'s
 	 * "other" row where the first of them stood, or merges into it. A row
@@ -468,13 +594,19 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 	 * nothing) stays a row of its own, so totals are kept either way. */
 	uint32_t other[IOP_LAYER__COUNT][IOP_CLASS__COUNT]; /* row index + 1 */
 	memset(other, 0, sizeof(other));
+	/* Cells [w, i) are spare: rows merged away, their histograms emptied
+	 * but keeping their memory for the next rows in these cells (the
+	 * root folds a quarter of a million rows a tick; freeing them and
+	 * allocating them again the next tick was a tenth of its time). A
+	 * kept row swaps places with the first spare cell. */
 	uint32_t w = 0;
 	for (uint32_t i = 0; i < k->n; i++) {
+		prefetch_fold(k, i);
 		struct coll_key key = k->key[i];
-		if (key.kind == COLL_ROW_FILE && !kept(v, keep, key.id)) {
+		if (key.kind == COLL_ROW_FILE && !kept[i]) {
 			uint32_t *o = &other[key.layer][key.cls];
 			if (*o && coll_cell_merge(&k->cell[*o - 1], &k->cell[i]) == IOP_OK) {
-				iop_hist_free(&k->cell[i].hist);
+				iop_hist_reset(&k->cell[i].hist);
 				continue;
 			}
 			if (!*o) {
@@ -483,15 +615,15 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 			}
 		}
 		k->key[w] = key;
-		if (w != i)
+		if (w != i) {
+			struct coll_cell spare = k->cell[w];
 			k->cell[w] = k->cell[i];
+			k->cell[i] = spare;
+		}
 		w++;
 	}
+	free(rows);
 	free(v);
-	/* cells past w were moved down or merged: their histogram memory is
-	 * owned elsewhere or freed */
-	for (uint32_t i = w; i < k->n; i++)
-		iop_hist_init(&k->cell[i].hist);
 	if (k->n_kept < k->n)
 		k->n_kept = k->n;
 	k->n = w;

@@ -80,6 +80,8 @@ struct coll_tick {
 	uint32_t n_slots;   /* power of two, >= 3 * cap */
 	struct coll_tick_arena *arena; /* bucket storage of decoded histograms
 	                                  (tick.c); freed with the tick */
+	bool own_hists; /* decode gives each histogram memory of its own, not
+	                   the arena's: a tick merged with coll_tick_merge_take */
 };
 
 /* Limits a decoder enforces (a delta from a peer is not trusted). */
@@ -103,6 +105,12 @@ enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
  * merges several ticks into one). */
 enum iop_err coll_tick_merge(struct coll_tick *dst, const struct coll_tick *src);
 
+/* coll_tick_merge that may take src's histograms: a row new to dst takes
+ * src's histogram (when neither is the arena's) and leaves src's cell the
+ * empty one dst had, instead of copying every bucket. src is to be reset
+ * (or freed) after. */
+enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src);
+
 /* dst += src, as a copy when dst is empty (the same rows in the same
  * order, much faster than merging row by row). */
 enum iop_err coll_tick_copy(struct coll_tick *dst, const struct coll_tick *src);
@@ -111,12 +119,31 @@ enum iop_err coll_tick_copy(struct coll_tick *dst, const struct coll_tick *src);
  * rows with id COLL_ID_OTHER (0 = no limit). */
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files);
 
-/* Records one call in a cell. */
+/* Size class of a transfer of n bytes. */
+static inline unsigned coll_size_class(uint64_t n)
+{
+	return n < 4096 ? 0 : n < 65536 ? 1 : n < 1048576 ? 2 : 3;
+}
+
+/* Records one call in a cell; the _at form when the latency's bucket
+ * (iop_hist_bucket(dur_ns)) is known, as for a call recorded in several
+ * rows. */
+static inline void coll_cell_add_call_at(struct coll_cell *c, uint64_t dur_ns, unsigned bucket,
+                                         uint64_t bytes, bool has_bytes, bool failed)
+{
+	c->ops++;
+	c->errors += failed;
+	c->time_ns += dur_ns;
+	if (has_bytes) {
+		c->bytes += bytes;
+		c->size_ops[coll_size_class(bytes)]++;
+	}
+	/* A bucket holding UINT32_MAX calls in one tick cannot happen at any
+	 * real rate; if it did, the latency would be missing, the counts not. */
+	(void)iop_hist_record_at(&c->hist, dur_ns, bucket);
+}
 void coll_cell_add_call(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes, bool has_bytes,
                         bool failed);
-
-/* Size class of a transfer of n bytes. */
-unsigned coll_size_class(uint64_t n);
 
 /* Serialisation (docs/collector.md, "Tick delta"): rows in order, each key
  * and cell as varints, the histogram in its sparse form. Encode sets the
