@@ -167,6 +167,10 @@ void coll_viewsrv_tick(struct coll_viewsrv *v, const struct coll_delta *closed,
 	 * then sees a gap and fetches a keyframe */
 	v->seq++;
 	v->st.seq = v->seq;
+	if (nn_get_statistic(v->pub, NN_STAT_CURRENT_CONNECTIONS) == 0) {
+		v->st.unwatched++; /* nobody to send it to: not even encoded */
+		return;
+	}
 	if (build(v, &m, &len) || nn_send(v->pub, v->buf, len, NN_DONTWAIT) < 0)
 		v->st.pub_failed++;
 	else

@@ -56,6 +56,7 @@ void coll_viewsrv_tick(struct coll_viewsrv *srv, const struct coll_delta *closed
 struct coll_viewsrv_stats {
 	uint64_t published;   /* ticks published */
 	uint64_t pub_failed;  /* ticks not published (encoding or send failed) */
+	uint64_t unwatched;   /* ticks not encoded: no viewer was connected */
 	uint64_t requests;    /* requests answered */
 	uint64_t refused;     /* requests refused: wrong MAC, another job, not a request */
 	uint64_t bad_requests; /* authentic but malformed or of an unknown type */
