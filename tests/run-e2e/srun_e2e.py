@@ -70,7 +70,7 @@ def mpi_program(a, tmp, cluster):
     sys.stdout.write(p.stdout)
     if p.returncode != 0:
         fail("srun -n 2 fpp (MPI, --mpi=%s) under iopulse run:\n%s\nslurmd log:\n%s"
-             % (a.mpi, p.stderr, cluster.log("slurmd")))
+             % (a.mpi, p.stderr, cluster.log("slurmd-" + cluster.host)))
     print("ok: srun -n 2 fpp (MPI over --mpi=%s): exact (%.1f s)" % (a.mpi, time.time() - t))
 
 
