@@ -52,8 +52,8 @@ def srun_job(a, tmp, cluster):
     h1 = list(nt.HOSTS)[0]
     data, summary = os.path.join(tmp, "data"), os.path.join(tmp, "summary.json")
     net = (nt.HOSTS[h1] % nt.NET).rsplit(".", 1)[0] + ".0/24"
-    env = dict(os.environ, IOPULSE_SHIM=a.shim, TMPDIR="/tmp", OMPI_MCA_btl="tcp,self",
-               OMPI_MCA_btl_tcp_if_include=net, OMPI_MCA_oob_tcp_if_include=net, **cluster.env)
+    env = cluster.job_env(IOPULSE_SHIM=a.shim, TMPDIR="/tmp", OMPI_MCA_btl="tcp,self",
+                          OMPI_MCA_btl_tcp_if_include=net, OMPI_MCA_oob_tcp_if_include=net)
     if a.asan_runtime:
         env.update(LD_PRELOAD=a.asan_runtime, ASAN_OPTIONS="detect_leaks=0")
     cmd = cluster.on(h1) + [a.iopulse, "run", "--headless", "--summary-json", summary, "--",

@@ -14,8 +14,7 @@ slurmctld on the first; munged's socket is a path, reachable from them all.
 Each node needs a pmix_dir of its own: on(NAME) binds pmix_dir/NAME there.
 
     with SlurmCluster(tmp, mpi_default="pmix") as c:  # SlurmUnavailable: skip
-        env = dict(os.environ, **c.env)                # SLURM_CONF
-        subprocess.run(["srun", "-n", "2", "hostname"], env=env, timeout=30)
+        subprocess.run(["srun", "-n", "2", "hostname"], env=c.job_env(), timeout=30)
 """
 import ctypes
 import os
@@ -40,10 +39,16 @@ def die_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct tcp ports free now (held together while picked)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def tail(path, lines=15):
@@ -102,7 +107,6 @@ class SlurmCluster:
         self.pmix_dir = os.path.join(self.dir, "pmix")
         self.mpi = mpi_default
         self.conf = os.path.join(self.dir, "slurm.conf")
-        self.env = {"SLURM_CONF": self.conf}
         self.procs = []
 
     def __enter__(self):
@@ -116,6 +120,15 @@ class SlurmCluster:
     def __exit__(self, *exc):
         self.stop()
 
+    def job_env(self, **more):
+        """The test's environment for srun on this cluster: none of the
+        SLURM_* of a job the test may itself run in (srun would join it),
+        SLURM_CONF, then more."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("SLURM_", "SBATCH_", "SALLOC_", "SRUN_"))}
+        env.update(SLURM_CONF=self.conf, **more)
+        return env
+
     def daemon_env(self):
         # The daemons are the site's, not the job's: no preload (a sanitizer
         # build's ASan runtime, the shim), no job variables.
@@ -123,9 +136,10 @@ class SlurmCluster:
 
     def spawn(self, name, cmd, node=None):
         cmd = (self.on(node) if node else []) + cmd
-        log = open(os.path.join(self.dir, "log", name + ".out"), "wb")
-        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             env=self.daemon_env(), cwd=self.dir, preexec_fn=die_with_parent)
+        with open(os.path.join(self.dir, "log", name + ".out"), "wb") as log:
+            p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, env=self.daemon_env(), cwd=self.dir,
+                                 preexec_fn=die_with_parent)
         self.procs.append((name, p))
         return p
 
@@ -161,10 +175,11 @@ class SlurmCluster:
             f.write("PMIxCliTmpDirBase=%s\n" % self.pmix_dir)
         for n, _ in self.nodes:
             os.makedirs(os.path.join(self.pmix_dir, n), 0o755)
+        ctld_port, d_port = free_ports(2)
         with open(self.conf, "w") as f:
             f.write(CONF.format(
-                ctl=self.nodes[0][0], ctl_addr=self.nodes[0][1], ctld_port=free_port(),
-                d_port=free_port(), dir=self.dir, mpi=self.mpi,
+                ctl=self.nodes[0][0], ctl_addr=self.nodes[0][1], ctld_port=ctld_port,
+                d_port=d_port, dir=self.dir, mpi=self.mpi,
                 node_lines="\n".join("NodeName=%s NodeAddr=%s CPUs=%d State=UNKNOWN"
                                      % (n, addr, self.cpus) for n, addr in self.nodes),
                 names=",".join(n for n, _ in self.nodes)))

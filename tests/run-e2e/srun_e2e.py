@@ -54,18 +54,12 @@ def iopulse_run(a, tmp, env, summary, srun_args):
     return p, time.time() - t
 
 
-def job_env(tmp, cluster):
-    env = dict(os.environ, HOME=tmp, TMPDIR=tmp, **cluster.env)
-    env.pop("SLURM_MPI_TYPE", None)
-    return env
-
-
 def mpi_program(a, tmp, cluster):
     t = time.time()
     p = subprocess.run([sys.executable, os.path.join(HERE, "run_e2e.py"), "--iopulse", a.iopulse,
                         "--mpirun", shutil.which("srun"), "--ranks", "2", "--nodes", "1",
                         "--posix-ranks", "--", a.fpp],
-                       env=dict(os.environ, **cluster.env), capture_output=True, text=True,
+                       env=cluster.job_env(), capture_output=True, text=True,
                        timeout=left())
     sys.stdout.write(p.stdout)
     if p.returncode != 0:
@@ -84,7 +78,7 @@ def not_mpi(a, tmp, cluster, export=None):
     dd = ("exec /bin/dd if=/dev/zero of=%s/plain.$SLURM_PROCID bs=%d count=%d status=none"
           % (data, DD_BS, DD_BLOCKS))
     what = "srun %s--mpi=none -n 2 dd" % ("--export=%s " % export if export else "")
-    p, took = iopulse_run(a, tmp, job_env(tmp, cluster), summary,
+    p, took = iopulse_run(a, tmp, cluster.job_env(HOME=tmp, TMPDIR=tmp), summary,
                           (["--export=" + export] if export else [])
                           + ["--mpi=none", "-n", "2", "/bin/sh", "-c", dd])
     if p.returncode != 0:
@@ -115,7 +109,7 @@ def not_mpi(a, tmp, cluster, export=None):
 
 def exit_status(a, tmp, cluster):
     summary = os.path.join(tmp, "exit.json")
-    p, took = iopulse_run(a, tmp, job_env(tmp, cluster), summary,
+    p, took = iopulse_run(a, tmp, cluster.job_env(HOME=tmp, TMPDIR=tmp), summary,
                           ["--mpi=none", "-n", "2", "sh", "-c", "exit $((5 + SLURM_PROCID))"])
     if p.returncode != 6:
         fail("tasks exited 5 and 6: iopulse exited %d, srun exits 6\n%s" % (p.returncode, p.stderr))
