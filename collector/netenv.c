@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 extern char **environ;
 
@@ -28,10 +29,10 @@ void coll_first_ipv4(char *buf, size_t len)
 	freeifaddrs(all);
 }
 
-static bool listed(const char *list, const char *name, size_t n)
+static bool listed(const char *list, char sep, const char *name, size_t n)
 {
 	for (const char *p = list; p && *p;) {
-		const char *end = strchr(p, ';');
+		const char *end = strchr(p, sep);
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		if (len == n && !strncmp(p, name, n))
 			return true;
@@ -46,8 +47,68 @@ static bool forwarded(const char *var)
 	       !strncmp(var, "LD_PRELOAD=", 11);
 }
 
+static bool is_srun(const char *arg0)
+{
+	const char *base = strrchr(arg0, '/');
+	return !strcmp(base ? base + 1 : arg0, "srun");
+}
+
+char *coll_srun_export(const char *list)
+{
+	if (!strcasecmp(list, "ALL") || !strncasecmp(list, "ALL,", 4))
+		return NULL;
+	bool none = !strcasecmp(list, "NONE"); /* NONE takes no names: ours replace it */
+	size_t cap = strlen(list) + 1;
+	for (char **e = environ; *e; e++)
+		cap += forwarded(*e) ? strlen(*e) + 1 : 0;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	snprintf(out, cap, "%s", none ? "" : list);
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || !forwarded(*e) || listed(out, ',', *e, (size_t)(eq - *e)))
+			continue;
+		size_t at = strlen(out);
+		snprintf(out + at, cap - at, "%s%.*s", at ? "," : "", (int)(eq - *e), *e);
+	}
+	return out;
+}
+
+/* srun's --export=LIST / --export LIST, when LIST is not ALL: the first
+ * such option only (srun's own come before the program; a program's own
+ * --export after an srun --export is left alone). */
+static char **srun_argv(char **argv)
+{
+	for (size_t i = 1; argv[i]; i++) {
+		bool joined = !strncmp(argv[i], "--export=", 9);
+		if (!joined && (strcmp(argv[i], "--export") || !argv[i + 1]))
+			continue;
+		char *list = coll_srun_export(joined ? argv[i] + 9 : argv[i + 1]);
+		if (!list)
+			return NULL;
+		size_t n = i + 2;
+		while (argv[n])
+			n++;
+		char **out = calloc(n + 1, sizeof(*out));
+		char *arg = out ? malloc(strlen(list) + 10) : NULL;
+		if (!arg) {
+			free(out), free(list);
+			return NULL;
+		}
+		memcpy(out, argv, n * sizeof(*out));
+		sprintf(arg, "%s%s", joined ? "--export=" : "", list);
+		out[joined ? i : i + 1] = arg;
+		free(list);
+		return out;
+	}
+	return NULL;
+}
+
 char **coll_forward_argv(char **argv)
 {
+	if (argv[0] && is_srun(argv[0]))
+		return srun_argv(argv); /* srun's -x is --exclude */
 	size_t n = 0, dash_x = 0, ours = 0;
 	for (; argv[n]; n++)
 		dash_x += !strcmp(argv[n], "-x");
@@ -86,11 +147,16 @@ void coll_forward_env(void)
 		if (!eq || !forwarded(*e))
 			continue;
 		size_t n = (size_t)(eq - *e);
-		if (listed(list, *e, n))
+		if (listed(list, ';', *e, n))
 			continue;
 		size_t at = strlen(list);
 		snprintf(list + at, cap - at, "%s%.*s", at ? ";" : "", (int)n, *e);
 	}
 	setenv("OMPI_MCA_mca_base_env_list", list, 1);
 	free(list);
+	const char *slurm = getenv("SLURM_EXPORT_ENV"); /* srun's --export, as a variable */
+	char *more = slurm ? coll_srun_export(slurm) : NULL;
+	if (more)
+		setenv("SLURM_EXPORT_ENV", more, 1);
+	free(more);
 }

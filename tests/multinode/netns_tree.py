@@ -57,6 +57,18 @@ def setup():
         sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
 
 
+def hosts_up():
+    """Makes the hosts (setup); the reason why not, or None."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        return "needs root and iproute2 (ip netns)"
+    try:
+        setup()
+    except subprocess.CalledProcessError as e:
+        teardown()
+        return f"cannot make network namespaces here: {e.stderr.strip()}"
+    return None
+
+
 def teardown():
     for ns in list(HOSTS) + [f"{P}sw"]:
         sh("ip", "netns", "del", ns, check=False)
@@ -198,8 +210,16 @@ def launcher_job(a, tmp):
            h1, a.iopulse, "run", "--headless", "--summary-json", summary, "--"] + launch + \
         [a.steady, "-d", data, "-T", "3", "-n", "50", "-s", "65536"]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    check_spread(os.path.basename(a.mpirun), p, summary, "/tmp")
+
+
+def check_spread(launcher, p, summary, tmpdir):
+    """`iopulse run` of examples/steady over LAUNCHER, 2 ranks on each
+    host: exited 0, steady's truth lines equal the summary, 3 nodes, each
+    rank on the host the launcher chose, one leaf per node (the leaves'
+    directories are under the remote ranks' TMPDIR)."""
     if p.returncode != 0:
-        raise SystemExit(f"FAIL: iopulse run -- {a.mpirun} exited {p.returncode}:\n{p.stderr}")
+        raise SystemExit(f"FAIL: iopulse run -- {launcher} exited {p.returncode}:\n{p.stderr}")
     truth = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"example"')]
     s = json.load(open(summary))
     files = {f["path"]: f for f in s["files"]}
@@ -213,20 +233,20 @@ def launcher_job(a, tmp):
     nodes = {r["rank"]: r["node"] for r in s["ranks"]}
     want = {r: list(HOSTS)[r // 2] for r in range(6)}
     # one leaf per node: a second one (the lock not held) fails to listen
-    # and says so in the node's leaf.log (the remote daemons' TMPDIR is /tmp)
+    # and says so in the node's leaf.log
     for ns in list(HOSTS)[1:]:
-        d = f"/tmp/iopulse-{s['job']['id']}-{ns}"
+        d = f"{tmpdir}/iopulse-{s['job']['id']}-{ns}"
         log = os.path.join(d, "leaf.log")
         said = open(log).read() if os.path.exists(log) else ""
         shutil.rmtree(d, ignore_errors=True)
         if "cannot listen" in said:
             bad.append(f"{ns}: a second leaf was started: {said.strip()}")
     if len(truth) != 6 or bad or s["job"]["nodes"] != 3 or nodes != want:
-        raise SystemExit(f"FAIL: {os.path.basename(a.mpirun)} across 3 hosts: {len(truth)} truth "
+        raise SystemExit(f"FAIL: {launcher} across 3 hosts: {len(truth)} truth "
                          f"lines; nodes {s['job']['nodes']} (want 3); ranks on {nodes}, want "
                          f"{want}\n  " + "\n  ".join(bad) + f"\n{p.stderr}")
-    print(f"PASS: iopulse run -- {os.path.basename(a.mpirun)} across 3 namespace hosts (remote "
-          f"daemons in a clean environment): 6 ranks exact, each on its host; monitor {s['monitor']}")
+    print(f"PASS: iopulse run -- {launcher} across 3 namespace hosts: 6 ranks exact, each on "
+          f"its host; monitor {s['monitor']}")
 
 
 def wait_for(cond, seconds, what):
@@ -246,16 +266,11 @@ def main():
     ap.add_argument("--mpirun", default="")
     ap.add_argument("--steady", default="")
     a = ap.parse_args()
-    if os.geteuid() != 0 or not shutil.which("ip"):
-        print("SKIP: needs root and iproute2 (ip netns)")
+    why = hosts_up()
+    if why:
+        print("SKIP: " + why)
         return 77
     tmp = tempfile.mkdtemp(prefix="iop-netns-")
-    try:
-        setup()
-    except subprocess.CalledProcessError as e:
-        teardown()
-        print(f"SKIP: cannot make network namespaces here: {e.stderr.strip()}")
-        return 77
     job = Job(a, tmp)
     try:
         h1, h2, h3 = list(HOSTS)

@@ -3,7 +3,7 @@
 binary, with the real MPI launcher, in headless mode; the summary's totals
 must equal what the program did, exactly.
 
-    run_e2e.py --iopulse IOPULSE --mpirun LAUNCHER --ranks N [--posix-ranks]
+    run_e2e.py --iopulse IOPULSE --mpirun LAUNCHER --ranks N [--nodes N] [--posix-ranks]
                [--fault LIB --env VAR=VALUE... --expect-alert KIND[:RANK]]
                -- PROGRAM [ARGS...]
 
@@ -17,7 +17,8 @@ checks:
   3. per (path, layer) of the truth, summed over ranks: the summary's
      read/write bytes and ops are exactly the truth's, and its rank count
      is the number of ranks that reported the path;
-  4. the summary lists every rank, on a node, ended; job.ranks is N;
+  4. the summary lists every rank, on a node, ended; job.ranks is N; with
+     --nodes, job.nodes and the ranks' distinct nodes are that many;
   5. with --posix-ranks (programs doing POSIX I/O only): each rank's
      read_bytes/write_bytes are its truth plus its truth line on stdout;
   6. monitor: nothing rejected, events > 0, and every event the shims
@@ -149,6 +150,10 @@ def check_ranks(args, truth, summary):
     for r in rs.values():
         if not r["node"] or r["node"] == "?" or r["state"] != "ended":
             fail("rank %d: node %r state %r" % (r["rank"], r["node"], r["state"]))
+    on = {r["node"] for r in rs.values()}
+    if args.nodes and (summary["job"]["nodes"] != args.nodes or len(on) != args.nodes):
+        fail("job.nodes %d, ranks on %s; expected %d nodes"
+             % (summary["job"]["nodes"], sorted(on), args.nodes))
     if not args.posix_ranks:
         return
     for line, t in truth:
@@ -199,6 +204,7 @@ def main():
     p.add_argument("--iopulse", required=True)
     p.add_argument("--mpirun", required=True)
     p.add_argument("--ranks", type=int, required=True)
+    p.add_argument("--nodes", type=int, default=0)
     p.add_argument("--posix-ranks", action="store_true")
     p.add_argument("--fault", help="the fault-injection preload (libiopfault.so)")
     p.add_argument("--env", action="append", default=[], help="VAR=VALUE for every rank")
