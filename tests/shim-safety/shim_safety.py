@@ -589,6 +589,47 @@ def test_many_names(tools, run):
     check(not problems, "; ".join(problems))
 
 
+# ------------------------------------------------------------ descriptor table
+
+BURST_WRITES = 300000
+
+
+def test_fd_table(tools, run):
+    """The sender and nanomsg's workers have a descriptor table of their
+    own: they hold nanomsg's socket and not the program's file, the main
+    thread holds no socket, eventfd or epoll of the shim's. Then a burst
+    of writes and an exit from main straight after it, while the sender
+    drains: the last frame still comes, with exact totals (over PUSH; and
+    with an IOPULSE_FINAL_ADDR nobody answers, over PUSH after the REQ's
+    bounded wait: run_e2e_* cover the acknowledged one)."""
+    problems = []
+    out, _ = run.run_ok([tools.prog("fd_table_test"), "table"], run.env("none"), 20,
+                        "fd_table_test table (none)", cwd=run.workdir("table-none"))
+    print(f"without the shim: {out.split()}")
+    sink = run.start_sink(expect_final=1)
+    out, _ = run.run_ok([tools.prog("fd_table_test"), "table"], run.env("active"), 20,
+                        "fd_table_test table", cwd=run.workdir("table-active"))
+    senders = int(values(out)["senders"][0])
+    print(f"with the shim: {senders} threads named iopulse-sender, tables not shared")
+    if senders < 2:
+        problems.append(f"{senders} threads named iopulse-sender (the sender and nanomsg's "
+                        "worker expected)")
+    check_final(sink.wait(30), 1, problems)
+    for how in ("push", "unanswered-req"):
+        sink = run.start_sink(expect_final=1, tag=f"sink-{how}")
+        final_url = f"ipc://{run.path('nobody-answers.ipc')}"
+        extra = {"IOPULSE_FINAL_ADDR": final_url} if how != "push" else None
+        d = run.workdir(f"burst-{how}")
+        out, secs = run.run_ok([tools.prog("fd_table_test"), "burst", str(BURST_WRITES)],
+                               run.env("active", extra=extra), 30, f"burst ({how})", cwd=d)
+        doc = sink.wait(30)
+        print(f"burst ({how}): {secs:.2f} s")
+        check_final(doc, 1, problems)
+        want_counter(doc, os.path.join(d, "burst.dat"), "posix", "write",
+                     (BURST_WRITES, BURST_WRITES, 0), problems)
+    check(not problems, "; ".join(problems))
+
+
 TESTS = {
     "errno_table": test_errno_table,
     "signals": test_signals,
@@ -605,6 +646,7 @@ TESTS = {
     "aio": test_aio,
     "exec": test_exec,
     "many_names": test_many_names,
+    "fd_table": test_fd_table,
 }
 
 
