@@ -21,6 +21,7 @@
  * the sender's own table holds needs no such care. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "shim.h"
 
 #define GUARD_FDS 65536
@@ -109,8 +111,56 @@ static void close_from(int first)
 	syscall(SYS_close, dir);
 }
 
+/* Whether the object holds addr (one of its loaded segments does). */
+static bool holds_address(const struct dl_phdr_info *info, uintptr_t addr)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && addr >= lo && addr - lo < ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* Whether a loaded object other than the shim needs libnanomsg (DT_NEEDED):
+ * the application's own nanomsg sockets would then be served by the
+ * workers the sender starts, in the sender's table, where their numbers
+ * mean nothing. (dl_iterate_phdr, not dladdr: it does not wait for a
+ * dlopen in progress.) */
+static int needs_nanomsg(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	if (strstr(info->dlpi_name, "libnanomsg") || strstr(info->dlpi_name, "linux-vdso") ||
+	    holds_address(info, (uintptr_t)needs_nanomsg))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+			continue;
+		const ElfW(Dyn) *dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+		uintptr_t strtab = 0;
+		for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_STRTAB)
+				strtab = d->d_un.d_ptr; /* relocated in place by the loader */
+		if (!strtab)
+			return 0;
+		if (strtab < info->dlpi_addr)
+			strtab += info->dlpi_addr;
+		for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_NEEDED &&
+			    strstr((const char *)strtab + d->d_un.d_val, "libnanomsg"))
+				return 1;
+	}
+	return 0;
+}
+
 bool shim_fd_table_unshare(void)
 {
+	if (dl_iterate_phdr(needs_nanomsg, NULL)) {
+		iop_debug("the application uses nanomsg: the sender shares its descriptor table");
+		return false;
+	}
 	if (syscall(SYS_unshare, CLONE_FILES) != 0)
 		return false; /* the table stays shared: guard what we open */
 	in_sender_table = true;

@@ -601,7 +601,8 @@ def test_fd_table(tools, run):
     of writes and an exit from main straight after it, while the sender
     drains: the last frame still comes, with exact totals (over PUSH; and
     with an IOPULSE_FINAL_ADDR nobody answers, over PUSH after the REQ's
-    bounded wait: run_e2e_* cover the acknowledged one)."""
+    bounded wait: run_e2e_* cover the acknowledged one). A program that
+    uses nanomsg itself still can (the sender shares its table then)."""
     problems = []
     out, _ = run.run_ok([tools.prog("fd_table_test"), "table"], run.env("none"), 20,
                         "fd_table_test table (none)", cwd=run.workdir("table-none"))
@@ -627,6 +628,16 @@ def test_fd_table(tools, run):
         check_final(doc, 1, problems)
         want_counter(doc, os.path.join(d, "burst.dat"), "posix", "write",
                      (BURST_WRITES, BURST_WRITES, 0), problems)
+    # A program linked to nanomsg shares nanomsg's workers with the shim:
+    # the sender keeps its table then, and both work.
+    sink = run.start_sink(expect_final=1, tag="sink-nn-app")
+    d = run.workdir("nn-app")
+    out, _ = run.run_ok([tools.prog("nn_app_test")], run.env("active"), 30, "nn_app_test",
+                        cwd=d)
+    n = int(values(out)["messages"][0])
+    doc = sink.wait(30)
+    check_final(doc, 1, problems)
+    want_counter(doc, os.path.join(d, "echo.dat"), "posix", "write", (n, n * 13, 0), problems)
     check(not problems, "; ".join(problems))
 
 
