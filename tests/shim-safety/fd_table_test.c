@@ -1,12 +1,15 @@
-/* fd_table_test table|burst N: the shim's sender thread has a descriptor
- * table of its own, so that the application's threads alone use theirs
- * (docs/shim.md, "The kernel's share").
+/* fd_table_test table|shared|burst N: the shim's sender thread has a
+ * descriptor table of its own, so that the application's threads alone use
+ * theirs (docs/shim.md, "The kernel's share").
  *   table  opens probe.dat, then reads every thread's table through
  *          /proc/self/task/TID/fd: the shim's threads (named
  *          iopulse-sender: the sender and nanomsg's workers) must not hold
  *          probe.dat and must hold nanomsg's socket; the main thread must
  *          hold no socket, eventfd or epoll (this program makes none).
  *          Prints "senders N" (threads named iopulse-sender) and "ok".
+ *   shared the opposite, where unshare is refused (no_unshare): the shim's
+ *          threads hold probe.dat, and nanomsg's socket is in the main
+ *          thread's table too.
  *   burst  N one-byte pwrites to burst.dat as fast as it can, then returns
  *          from main at once: the sender is in the middle of draining the
  *          ring when exit asks it for the last frame, which must still
@@ -52,7 +55,7 @@ static void comm_of(const char *tid, char *comm, size_t len)
 	fclose(f);
 }
 
-static int table(void)
+static int table(bool own)
 {
 	int fd = open("probe.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	CHECK(fd >= 0, "open probe.dat");
@@ -64,9 +67,10 @@ static int table(void)
 	snprintf(self, sizeof self, "%d", (int)getpid());
 	static const char *const shim_kinds[] = {"socket:", "anon_inode:[eventfd]",
 	                                         "anon_inode:[eventpoll]"};
-	for (size_t i = 0; i < sizeof shim_kinds / sizeof *shim_kinds; i++)
+	for (size_t i = 0; own && i < sizeof shim_kinds / sizeof *shim_kinds; i++)
 		CHECK(!holds(self, shim_kinds[i], NULL), "the main thread's table holds a %s",
 		      shim_kinds[i]);
+	CHECK(own || holds(self, "socket:", NULL), "the main thread's table holds no socket");
 	CHECK(holds(self, NULL, probe), "the main thread's table lacks %s", probe);
 	DIR *d = opendir("/proc/self/task");
 	CHECK(d != NULL, "opendir /proc/self/task");
@@ -79,8 +83,9 @@ static int table(void)
 		if (strcmp(comm, "iopulse-sender") != 0)
 			continue;
 		senders++;
-		CHECK(!holds(e->d_name, NULL, probe),
-		      "thread %s (%s) shares the table: it holds %s", e->d_name, comm, probe);
+		CHECK(holds(e->d_name, NULL, probe) == !own, "thread %s (%s) %s %s", e->d_name,
+		      comm, own ? "shares the table: it holds" : "has a table of its own: it lacks",
+		      probe);
 		CHECK(holds(e->d_name, "socket:", NULL), "thread %s (%s) holds no socket",
 		      e->d_name, comm);
 	}
@@ -102,8 +107,9 @@ static int burst(long n)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "table") == 0)
-		return table();
-	CHECK(argc == 3 && strcmp(argv[1], "burst") == 0, "usage: fd_table_test table|burst N");
+	if (argc == 2 && (strcmp(argv[1], "table") == 0 || strcmp(argv[1], "shared") == 0))
+		return table(strcmp(argv[1], "table") == 0);
+	CHECK(argc == 3 && strcmp(argv[1], "burst") == 0,
+	      "usage: fd_table_test table|shared|burst N");
 	return burst(atol(argv[2]));
 }

@@ -628,6 +628,31 @@ def test_fd_table(tools, run):
         check_final(doc, 1, problems)
         want_counter(doc, os.path.join(d, "burst.dat"), "posix", "write",
                      (BURST_WRITES, BURST_WRITES, 0), problems)
+    # Where unshare is refused (seccomp), the table stays shared and the
+    # shim's descriptors are guarded as before: a close loop and
+    # close_range, then the table, then the burst.
+    launcher = [tools.prog("no_unshare")]
+    env = run.env("active", extra={"NO_UNSHARE_PRELOAD": tools.preload()})
+    env.pop("LD_PRELOAD")
+    p = run.start(launcher + ["/bin/true"], run.env("none"))
+    rc, _, err, _ = run.finish(p, 20, "no_unshare /bin/true")
+    if rc == 77:
+        print(f"no seccomp filter here ({err.strip()}): the refused unshare is not tested")
+    else:
+        sink = run.start_sink(expect_final=4, tag="sink-no-unshare")
+        for argv in (["closed_fds_test", "loop"], ["closed_fds_test", "range"],
+                     ["fd_table_test", "shared"]):
+            d = run.workdir("no-unshare-" + "-".join(argv))
+            out, _ = run.run_ok(launcher + [tools.prog(argv[0])] + argv[1:], env, 30,
+                                f"{' '.join(argv)} (unshare refused)", cwd=d)
+            print(f"{' '.join(argv)} (unshare refused): {out.split()}")
+        d = run.workdir("no-unshare-burst")
+        run.run_ok(launcher + [tools.prog("fd_table_test"), "burst", str(BURST_WRITES)], env, 30,
+                   "burst (unshare refused)", cwd=d)
+        doc = sink.wait(30)
+        check_final(doc, 4, problems)
+        want_counter(doc, os.path.join(d, "burst.dat"), "posix", "write",
+                     (BURST_WRITES, BURST_WRITES, 0), problems)
     # A program linked to nanomsg shares nanomsg's workers with the shim:
     # the sender keeps its table then, and both work.
     sink = run.start_sink(expect_final=1, tag="sink-nn-app")
