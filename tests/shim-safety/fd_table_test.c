@@ -19,9 +19,9 @@
 
 #include "check.h"
 
-/* Whether thread tid's table holds a descriptor whose link starts with
- * prefix (or, with prefix NULL, equals path). */
-static bool holds(const char *tid, const char *prefix, const char *path)
+/* Whether thread tid's table holds a descriptor whose link is text (whole)
+ * or starts with it. */
+static bool holds(const char *tid, const char *text, bool whole)
 {
 	char dir[64];
 	snprintf(dir, sizeof dir, "/proc/self/task/%s/fd", tid);
@@ -37,8 +37,7 @@ static bool holds(const char *tid, const char *prefix, const char *path)
 		if (n < 0)
 			continue; /* the opendir's own descriptor, closed meanwhile */
 		link[n] = 0;
-		found =
-		    prefix ? strncmp(link, prefix, strlen(prefix)) == 0 : strcmp(link, path) == 0;
+		found = whole ? strcmp(link, text) == 0 : strncmp(link, text, strlen(text)) == 0;
 	}
 	closedir(d);
 	return found;
@@ -68,10 +67,10 @@ static int table(bool own)
 	static const char *const shim_kinds[] = {"socket:", "anon_inode:[eventfd]",
 	                                         "anon_inode:[eventpoll]"};
 	for (size_t i = 0; own && i < sizeof shim_kinds / sizeof *shim_kinds; i++)
-		CHECK(!holds(self, shim_kinds[i], NULL), "the main thread's table holds a %s",
+		CHECK(!holds(self, shim_kinds[i], false), "the main thread's table holds a %s",
 		      shim_kinds[i]);
-	CHECK(own || holds(self, "socket:", NULL), "the main thread's table holds no socket");
-	CHECK(holds(self, NULL, probe), "the main thread's table lacks %s", probe);
+	CHECK(own || holds(self, "socket:", false), "the main thread's table holds no socket");
+	CHECK(holds(self, probe, true), "the main thread's table lacks %s", probe);
 	DIR *d = opendir("/proc/self/task");
 	CHECK(d != NULL, "opendir /proc/self/task");
 	int senders = 0;
@@ -83,10 +82,10 @@ static int table(bool own)
 		if (strcmp(comm, "iopulse-sender") != 0)
 			continue;
 		senders++;
-		CHECK(holds(e->d_name, NULL, probe) == !own, "thread %s (%s) %s %s", e->d_name,
+		CHECK(holds(e->d_name, probe, true) == !own, "thread %s (%s) %s %s", e->d_name,
 		      comm, own ? "shares the table: it holds" : "has a table of its own: it lacks",
 		      probe);
-		CHECK(holds(e->d_name, "socket:", NULL), "thread %s (%s) holds no socket",
+		CHECK(holds(e->d_name, "socket:", false), "thread %s (%s) holds no socket",
 		      e->d_name, comm);
 	}
 	closedir(d);
