@@ -718,13 +718,6 @@ static bool send_final_acked(unsigned wait_ms)
 			nn_freemsg(reply);
 	}
 	nn_close(req);
-	if (!ok) {
-		/* nanomsg's REQ takes a request with no peer (and keeps it until
-		 * one comes): the FINAL frame was then "sent" to no one. Over
-		 * PUSH again, with every counter. */
-		rearm_final();
-		S.need_resync = true;
-	}
 	return ok;
 }
 
