@@ -59,6 +59,7 @@ static struct {
 	_Atomic uint32_t wake_seq;      /* a futex: bumped by wake() */
 	uint32_t wake_seen;             /* wake_seq when the thread last woke */
 	_Atomic uint32_t progress;      /* a futex: bumped when a request is served */
+	_Atomic unsigned frames_out;    /* frames nanomsg took: the sender is not stuck */
 	struct iop_clock clk;
 	uint64_t seq;
 	uint32_t announced; /* next name id to announce */
@@ -381,6 +382,7 @@ static bool cycle(bool final, int flags, unsigned max)
 			return false;
 		}
 		S.last_sent_ns = iop_real_ns();
+		atomic_fetch_add_explicit(&S.frames_out, 1, memory_order_relaxed);
 		bool last = final && (iop_load_u16le(S.frame + 6) & IOP_FRAME_FINAL);
 		commit(names_to, counters_in, events_in);
 		if (last) {
@@ -438,6 +440,21 @@ static bool wait_count(_Atomic unsigned *count, unsigned want, unsigned ms)
 		if (atomic_load(&S.gone) || now >= end)
 			return false;
 		futex_wait_ns(&S.progress, seen, end - now);
+	}
+}
+
+/* wait_count(flag, 1, ms), ms after ms for as long as the sender keeps
+ * sending frames (a last frame may follow many: the rings of every thread,
+ * each frame's send bounded on its own), no longer once it stops. */
+static bool wait_while_sending(_Atomic unsigned *flag, unsigned ms)
+{
+	for (;;) {
+		unsigned sent = atomic_load_explicit(&S.frames_out, memory_order_relaxed);
+		if (wait_count(flag, 1, ms))
+			return true;
+		if (atomic_load(&S.gone) ||
+		    atomic_load_explicit(&S.frames_out, memory_order_relaxed) == sent)
+			return false;
 	}
 }
 
@@ -730,12 +747,14 @@ void shim_sender_stop_and_flush(unsigned wait_ms)
 	wake();
 	/* Bounded: the sender ends its round first, and it may be waiting for
 	 * the loader's lock (a refresh of the objects), held by this very
-	 * thread if it exits from a library's constructor inside dlopen: then
-	 * there is no last frame. */
-	if (!wait_count(&S.last_begun, 1, 1000))
+	 * thread if it exits from a library's constructor inside dlopen, or
+	 * for a lock of the shim's that this thread holds (an exit from a
+	 * signal handler): then there is no last frame. While it sends, it is
+	 * not stuck: each window (1 s, then what send_last() may take without
+	 * a frame going out: three sends of wait_ms and a pause) starts again. */
+	if (!wait_while_sending(&S.last_begun, 1000))
 		return;
-	/* what send_last() may take: three sends of wait_ms, then a pause */
-	wait_count(&S.last_done, 1, 4 * wait_ms + 100);
+	wait_while_sending(&S.last_done, 4 * wait_ms + 100);
 }
 
 void shim_flush(void)

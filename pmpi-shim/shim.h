@@ -423,8 +423,9 @@ void shim_exec_init(void);
  * shim_sender_go() once recording is on: the rounds begin. */
 int shim_sender_start(void);
 void shim_sender_go(void);
-/* At exit: has the sender send the last frame, waits for it a bounded
- * time (about 1 s + 4 wait_ms). Async-signal-safe. */
+/* At exit: has the sender send the last frame and waits for it while
+ * frames go out (1 s, then 4 wait_ms + 100 ms, without one: it gives
+ * up). Async-signal-safe. */
 void shim_sender_stop_and_flush(unsigned wait_ms);
 /* From a signal handler: has the sender send the last frame, waits for it
  * at most 250 ms. Async-signal-safe. */
