@@ -59,7 +59,8 @@ static struct {
 	_Atomic uint32_t wake_seq;      /* a futex: bumped by wake() */
 	uint32_t wake_seen;             /* wake_seq when the thread last woke */
 	_Atomic uint32_t progress;      /* a futex: bumped when a request is served */
-	_Atomic unsigned frames_out;    /* frames nanomsg took: the sender is not stuck */
+	_Atomic unsigned frames_out;    /* frames nanomsg took */
+	_Atomic unsigned work;          /* events drained, frames sent: it is not stuck */
 	struct iop_clock clk;
 	uint64_t seq;
 	uint32_t announced; /* next name id to announce */
@@ -185,6 +186,10 @@ static void drain(struct shim_thread *t)
 		ev->site = shim_site_name(r->site, !atomic_load(&S.fatal_request));
 		count(ev->file, ev->layer, iop_op_class(ev->op), 1, ev->bytes, ev->dur_ns,
 		      (ev->flags & IOP_EV_ERROR) != 0);
+		/* one writer: a plain store, seen by an exit waiting for us */
+		atomic_store_explicit(&S.work,
+				      atomic_load_explicit(&S.work, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	}
 	t->drained += taken;
 	atomic_store_explicit(&t->tail, tail, memory_order_release);
@@ -383,6 +388,7 @@ static bool cycle(bool final, int flags, unsigned max)
 		}
 		S.last_sent_ns = iop_real_ns();
 		atomic_fetch_add_explicit(&S.frames_out, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&S.work, 1, memory_order_relaxed);
 		bool last = final && (iop_load_u16le(S.frame + 6) & IOP_FRAME_FINAL);
 		commit(names_to, counters_in, events_in);
 		if (last) {
@@ -444,16 +450,16 @@ static bool wait_count(_Atomic unsigned *count, unsigned want, unsigned ms)
 }
 
 /* wait_count(flag, 1, ms), ms after ms for as long as the sender keeps
- * sending frames (a last frame may follow many: the rings of every thread,
- * each frame's send bounded on its own), no longer once it stops. */
+ * draining events and sending frames (a last frame may follow many: the
+ * rings of every thread, each frame's send bounded on its own, sites named
+ * on the way), no longer once it stops. */
 static bool wait_while_sending(_Atomic unsigned *flag, unsigned ms)
 {
 	for (;;) {
-		unsigned sent = atomic_load_explicit(&S.frames_out, memory_order_relaxed);
+		unsigned done = atomic_load_explicit(&S.work, memory_order_relaxed);
 		if (wait_count(flag, 1, ms))
 			return true;
-		if (atomic_load(&S.gone) ||
-		    atomic_load_explicit(&S.frames_out, memory_order_relaxed) == sent)
+		if (atomic_load(&S.gone) || atomic_load_explicit(&S.work, memory_order_relaxed) == done)
 			return false;
 	}
 }
@@ -503,10 +509,22 @@ static void send_last(unsigned wait_ms)
 		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
 		acked = send_final_acked(wait_ms);
 	}
-	if (!acked && !S.final_sent && cycle(true, 0, 1024)) {
-		/* nanomsg has no linger: give its I/O thread a moment to write
-		 * what was accepted (a refused send means no collector: no wait). */
-		sleep_ms(wait_ms < 50 ? wait_ms : 50);
+	if (acked || S.final_sent)
+		return;
+	/* A send that waited wait_ms in vain after others went through met a
+	 * collector slow to drain (a loaded machine), not an absent one: the
+	 * frames it had not taken yet are tried again, a few times. */
+	for (int tries = 0; tries < 4; tries++) {
+		unsigned sent = atomic_load_explicit(&S.frames_out, memory_order_relaxed);
+		if (cycle(true, 0, 1024)) {
+			/* nanomsg has no linger: give its I/O thread a moment to
+			 * write what was accepted (a refused send means no
+			 * collector: no wait). */
+			sleep_ms(wait_ms < 50 ? wait_ms : 50);
+			return;
+		}
+		if (atomic_load_explicit(&S.frames_out, memory_order_relaxed) == sent)
+			return;
 	}
 }
 
