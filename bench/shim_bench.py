@@ -5,6 +5,10 @@
                           and without libiopulse.so alternating, events
                           streaming to a live receiver (iop-sink); the median
                           of the per-pair differences
+  shim_added_cpu_ns_per_call
+                          the same pairs, the loop thread's CPU time instead
+                          of wall time: what the time spent waiting for a
+                          core (a loaded machine) leaves out (informational)
   shim_added_ns_per_call_threaded
                           the same with an idle second thread in the loop
                           program in both runs, as every MPI rank has: the
@@ -56,20 +60,22 @@ def shim_env(url, base=os.environ):
 def pwrite_pairs(rounds=9, n=1000000, extra=()):
     sinkp, url, out = start_sink("loop" + "-".join(extra), rounds)
     target = os.path.join(shm, "loop.dat")
-    diffs, base = [], []
+    diffs, base, cpu_diffs = [], [], []
     for _ in range(rounds):
-        t = {}
+        t, cpu = {}, {}
         for mode in ("off", "on"):
             env = shim_env(url) if mode == "on" else os.environ
             r = subprocess.run([loop, target, str(n), *extra], env=env, capture_output=True,
                                text=True, timeout=120, check=True)
-            t[mode] = float(r.stdout.split()[1])
+            t[mode], cpu[mode] = float(r.stdout.split()[1]), float(r.stdout.split()[3])
         diffs.append(t["on"] - t["off"])
+        cpu_diffs.append(cpu["on"] - cpu["off"])
         base.append(t["off"])
     sinkp.wait(timeout=60)
     summary = json.load(open(out))
     dropped = sum(p["stats"]["dropped"] for p in summary["processes"])
-    return statistics.median(diffs), statistics.median(base), dropped
+    return (statistics.median(diffs), statistics.median(base), dropped,
+            statistics.median(cpu_diffs))
 
 
 def fpp_times(rounds=7, n=50000):
@@ -94,11 +100,12 @@ def fpp_times(rounds=7, n=50000):
 
 try:
     if "shim_added_ns_per_call" in wanted:
-        added, base, dropped = pwrite_pairs()
+        added, base, dropped, added_cpu = pwrite_pairs()
         print("shim_added_ns_per_call %.1f ns" % added)
+        print("shim_added_cpu_ns_per_call %.1f ns" % added_cpu)
         print("pwrite_1byte_ns_per_call %.1f ns" % base)
         print("shim_loop_dropped_events %d events" % dropped)
-        added_mt, base_mt, _ = pwrite_pairs(extra=("idle-thread",))
+        added_mt, base_mt, _, _ = pwrite_pairs(extra=("idle-thread",))
         print("shim_added_ns_per_call_threaded %.1f ns" % added_mt)
         print("pwrite_1byte_ns_per_call_threaded %.1f ns" % base_mt)
     if wanted & {"fpp_overhead_ratio", "shim_dropped_events"}:

@@ -236,6 +236,7 @@ __attribute__((constructor(101))) static void shim_init(void)
 			atexit(at_exit);
 			catch_fatal_signals();
 			atomic_store(&shim.state, SHIM_ON);
+			shim_sender_go();
 		}
 		if (t)
 			t->busy = 0;

@@ -2,23 +2,44 @@
  *
  * Threads created while the creating thread is inside the shim (nanomsg's
  * worker, the sender) are marked internal from their first instruction, so
- * nothing they do is ever recorded. Descriptors they create (nanomsg's
- * sockets, eventfds, epoll and pipes) are remembered, and a program that
- * closes descriptors wholesale (a daemon's close loop, close_range,
- * closefrom) leaves them open: close() of one of them from the application
- * returns 0 and keeps it, instead of breaking the monitor (nanomsg aborts on
- * a closed eventfd) or letting it write into a file that reused the number. */
+ * nothing they do is ever recorded.
+ *
+ * The sender gives itself a descriptor table of its own (unshare
+ * CLONE_FILES) before it creates any descriptor, and nanomsg's workers,
+ * started from it, share that one: nanomsg's sockets, eventfds and epoll
+ * are then out of the application's reach, and the application's threads
+ * alone use their table again (the kernel takes no reference on a file per
+ * read or write for a table with one user; docs/shim.md, "Cost").
+ *
+ * Descriptors created in the application's table while a thread is inside
+ * the shim (libunwind's pipe, made during an unwind; nanomsg's, when
+ * unshare was refused) are remembered, and a program that closes
+ * descriptors wholesale (a daemon's close loop, close_range, closefrom)
+ * leaves them open: close() of one of them from the application returns 0
+ * and keeps it, instead of breaking the monitor (nanomsg aborts on a closed
+ * eventfd) or letting it write into a file that reused the number. What
+ * the sender's own table holds needs no such care. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "shim.h"
 
 #define GUARD_FDS 65536
 static _Atomic uint64_t guarded[GUARD_FDS / 64];
+/* This thread uses the sender's own table (the sender, nanomsg's workers):
+ * what it opens is not in the application's table, nothing to guard. */
+static __thread bool in_sender_table __attribute__((tls_model("initial-exec")));
 
 static inline bool internal_thread(void)
 {
@@ -63,17 +84,122 @@ bool shim_fd_keep_open(int fd)
 	return true;
 }
 
+/* ------------------------------------------------------------ the sender's table */
+
+/* Closes every descriptor from first up in the calling thread's table. */
+static void close_from(int first)
+{
+	if (syscall(SYS_close_range, (unsigned)first, ~0U, 0U) == 0)
+		return;
+	/* no close_range (before Linux 5.9): what the table holds, listed */
+	int dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/fd",
+	                       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			char *end;
+			long fd = strtol(d->d_name, &end, 10);
+			if (*end == 0 && end != d->d_name && fd >= first && fd != dir)
+				syscall(SYS_close, (int)fd);
+			off += d->d_reclen;
+		}
+	}
+	syscall(SYS_close, dir);
+}
+
+/* Whether the object holds addr (one of its loaded segments does). */
+static bool holds_address(const struct dl_phdr_info *info, uintptr_t addr)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && addr >= lo && addr - lo < ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* Whether a loaded object other than the shim needs libnanomsg (DT_NEEDED):
+ * the application's own nanomsg sockets would then be served by the
+ * workers the sender starts, in the sender's table, where their numbers
+ * mean nothing. (dl_iterate_phdr, not dladdr: it does not wait for a
+ * dlopen in progress.) */
+static int needs_nanomsg(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	if (strstr(info->dlpi_name, "libnanomsg") || strstr(info->dlpi_name, "linux-vdso") ||
+	    holds_address(info, (uintptr_t)needs_nanomsg))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+			continue;
+		const ElfW(Dyn) *dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+		uintptr_t strtab = 0;
+		for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_STRTAB)
+				strtab = d->d_un.d_ptr; /* relocated in place by the loader */
+		if (!strtab)
+			return 0;
+		if (strtab < info->dlpi_addr)
+			strtab += info->dlpi_addr;
+		for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_NEEDED &&
+			    strstr((const char *)strtab + d->d_un.d_val, "libnanomsg"))
+				return 1;
+	}
+	return 0;
+}
+
+bool shim_fd_table_unshare(void)
+{
+	if (dl_iterate_phdr(needs_nanomsg, NULL)) {
+		iop_debug("the application uses nanomsg: the sender shares its descriptor table");
+		return false;
+	}
+	if (syscall(SYS_unshare, CLONE_FILES) != 0)
+		return false; /* the table stays shared: guard what we open */
+	in_sender_table = true;
+	/* Only copies of the application's descriptors are here: none may
+	 * stay open (a pipe whose reader waits for its end, a lock file). 0
+	 * and 1 become /dev/null, so that nothing of ours takes their numbers,
+	 * and 2 follows once the sender has said what went wrong, if anything. */
+	int null = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		for (int fd = 0; fd <= 1; fd++)
+			if (fd != null)
+				syscall(SYS_dup3, null, fd, O_CLOEXEC);
+	}
+	close_from(3);
+	return true;
+}
+
+void shim_fd_table_seal(void)
+{
+	/* 0 is /dev/null by now, unless it could not be opened */
+	char link[16];
+	long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/thread-self/fd/0", link, sizeof link);
+	if (n == 9 && memcmp(link, "/dev/null", 9) == 0)
+		syscall(SYS_dup3, 0, 2, O_CLOEXEC);
+}
+
 /* ------------------------------------------------------------ threads */
 
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	bool in_sender_table; /* the creator's: threads share its table */
 };
 
 static void *internal_start(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
+	in_sender_table = s.in_sender_table;
 	shim_thread_mark_internal();
 	return s.fn(s.arg);
 }
@@ -87,6 +213,7 @@ SHIM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *
 		return real_pthread_create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	s->in_sender_table = in_sender_table;
 	int r = real_pthread_create(th, attr, internal_start, s);
 	if (r != 0)
 		free(s);
@@ -97,7 +224,7 @@ SHIM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *
 
 static int guarded_result(int fd)
 {
-	if (fd >= 0 && internal_thread())
+	if (fd >= 0 && internal_thread() && !in_sender_table)
 		guard(fd);
 	return fd;
 }
@@ -140,7 +267,7 @@ SHIM_EXPORT int epoll_create1(int flags)
 
 static int guarded_pair(int r, int fds[2])
 {
-	if (r == 0 && internal_thread()) {
+	if (r == 0 && internal_thread() && !in_sender_table) {
 		guard(fds[0]);
 		guard(fds[1]);
 	}

@@ -259,8 +259,8 @@ static uint32_t classify(int fd)
 	struct stat st;
 	if (syscall(SYS_fstat, fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
 		return 0;
-	char link[32], path[IOP_NAME_MAX + 1];
-	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	char link[40], path[IOP_NAME_MAX + 1];
+	snprintf(link, sizeof link, "/proc/thread-self/fd/%d", fd);
 	long n = syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof path - 1);
 	if (n <= 0 || path[0] != '/')
 		return 0;

@@ -3,18 +3,25 @@
  * socket with NN_DONTWAIT, so the application never waits on the monitor. A
  * frame the socket refuses is counted (send_failures; its events as
  * dropped) and its counters and names are sent again with the next one, so
- * totals stay exact. The last frame goes out from shim_finish() with a short
- * bounded wait, acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set.
+ * totals stay exact. The last frame goes out with a short bounded wait,
+ * acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set.
  *
- * Before an exec (exec.c) this thread sends the last frame the same way,
- * then sends nothing more until the exec fails (it parks); a signal handler
- * and an exec only ask, and wait a bounded time. Events carry site keys;
- * draining turns them into SITE names (sites.c), named here, once. */
+ * This thread has a descriptor table of its own (shim_fd_table_unshare(): the
+ * application's threads then do not share theirs with it, which spares
+ * every read and write the kernel's reference counting), so it alone makes
+ * nanomsg calls: nanomsg's workers, sockets and eventfds are created from
+ * it and live in its table. Everyone else only asks and waits a bounded
+ * time: exit (shim_finish), MPI_Finalize (a flush), a fatal signal's
+ * handler, an exec (this thread then sends the last frame and parks until
+ * the exec fails). A request is a flag or a counter, then wake(); answers
+ * come back through progress (a futex), so asking and waiting are
+ * async-signal-safe. Events carry site keys; draining turns them into SITE
+ * names (sites.c), named here, once. */
 #include <nanomsg/nn.h>
 #include <nanomsg/pipeline.h>
 #include <nanomsg/reqrep.h>
-#include <fcntl.h>
-#include <poll.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -44,7 +51,16 @@ static struct {
 	pthread_t thread;
 	bool running;
 	_Atomic int stop;
-	pthread_mutex_t cycle_lock; /* the thread and shim_finish never build at once */
+	unsigned last_wait_ms;          /* each send of the last frame, at exit */
+	_Atomic int go;                 /* calibrated, recording on: rounds may start */
+	_Atomic int gone;               /* the thread ended, or never connected */
+	_Atomic unsigned setup_done;    /* the socket is up */
+	_Atomic unsigned last_begun, last_done; /* the last frame at exit */
+	_Atomic uint32_t wake_seq;      /* a futex: bumped by wake() */
+	uint32_t wake_seen;             /* wake_seq when the thread last woke */
+	_Atomic uint32_t progress;      /* a futex: bumped when a request is served */
+	_Atomic unsigned frames_out;    /* frames nanomsg took */
+	_Atomic unsigned work;          /* events drained, frames sent: it is not stuck */
 	struct iop_clock clk;
 	uint64_t seq;
 	uint32_t announced; /* next name id to announce */
@@ -59,14 +75,14 @@ static struct {
 	bool need_resync, resynced_for_final;
 	bool rings_left; /* the last collect() left events in a ring */
 	uint64_t last_sent_ns; /* CLOCK_REALTIME of the last frame sent */
-	int wake_fd[2];
-	_Atomic int fatal_request, fatal_done;
+	_Atomic int fatal_request;
+	_Atomic unsigned fatal_done;
+	_Atomic unsigned flush_asked, flush_served; /* MPI_Finalize's flushes */
 	_Atomic int exec_pending;             /* threads inside an exec */
 	_Atomic unsigned exec_asked, exec_served; /* last frames asked for, sent */
 	uint64_t send_failures, retired_events, retired_dropped, retired_ticks;
 	uint8_t frame[FRAME_CAP];
-} S = {.sock = -1, .announced = 1, .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
-       .wake_fd = {-1, -1}};
+} S = {.sock = -1, .announced = 1};
 
 static void *map(size_t len)
 {
@@ -170,6 +186,10 @@ static void drain(struct shim_thread *t)
 		ev->site = shim_site_name(r->site, !atomic_load(&S.fatal_request));
 		count(ev->file, ev->layer, iop_op_class(ev->op), 1, ev->bytes, ev->dur_ns,
 		      (ev->flags & IOP_EV_ERROR) != 0);
+		/* one writer: a plain store, seen by an exit waiting for us */
+		atomic_store_explicit(&S.work,
+				      atomic_load_explicit(&S.work, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	}
 	t->drained += taken;
 	atomic_store_explicit(&t->tail, tail, memory_order_release);
@@ -367,6 +387,8 @@ static bool cycle(bool final, int flags, unsigned max)
 			return false;
 		}
 		S.last_sent_ns = iop_real_ns();
+		atomic_fetch_add_explicit(&S.frames_out, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&S.work, 1, memory_order_relaxed);
 		bool last = final && (iop_load_u16le(S.frame + 6) & IOP_FRAME_FINAL);
 		commit(names_to, counters_in, events_in);
 		if (last) {
@@ -383,26 +405,73 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Wakes the sender early (exit, fatal signal): async-signal-safe. */
-static void wake(void)
+/* ------------------------------------------------------------ requests */
+
+static void futex_wake(_Atomic uint32_t *word)
 {
-	if (S.wake_fd[1] >= 0)
-		syscall(SYS_write, S.wake_fd[1], "x", 1);
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Sleeps ns nanoseconds, or until someone wakes us. */
+/* Sleeps while *word is still seen, at most ns (it may return sooner). */
+static void futex_wait_ns(_Atomic uint32_t *word, uint32_t seen, uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+/* Wakes the sender early (a request): async-signal-safe. */
+static void wake(void)
+{
+	atomic_fetch_add(&S.wake_seq, 1);
+	futex_wake(&S.wake_seq);
+}
+
+/* The sender served a request, or ended: wakes whoever waits. */
+static void served(void)
+{
+	atomic_fetch_add(&S.progress, 1);
+	futex_wake(&S.progress);
+}
+
+/* Waits until *count reaches want (counts wrap), at most ms, and no longer
+ * once the sender is gone: true when it did. Async-signal-safe. */
+static bool wait_count(_Atomic unsigned *count, unsigned want, unsigned ms)
+{
+	uint64_t end = iop_mono_ns() + (uint64_t)ms * 1000000u;
+	for (;;) {
+		uint32_t seen = atomic_load(&S.progress);
+		if ((int)(atomic_load(count) - want) >= 0)
+			return true;
+		uint64_t now = iop_mono_ns();
+		if (atomic_load(&S.gone) || now >= end)
+			return false;
+		futex_wait_ns(&S.progress, seen, end - now);
+	}
+}
+
+/* wait_count(flag, 1, ms), ms after ms for as long as the sender keeps
+ * draining events and sending frames (a last frame may follow many: the
+ * rings of every thread, each frame's send bounded on its own, sites named
+ * on the way), no longer once it stops. */
+static bool wait_while_sending(_Atomic unsigned *flag, unsigned ms)
+{
+	for (;;) {
+		unsigned done = atomic_load_explicit(&S.work, memory_order_relaxed);
+		if (wait_count(flag, 1, ms))
+			return true;
+		if (atomic_load(&S.gone) || atomic_load_explicit(&S.work, memory_order_relaxed) == done)
+			return false;
+	}
+}
+
+/* Sleeps ns nanoseconds, or until someone wakes us (a wake() since the
+ * last nap ended counts: its request was made after we last looked). */
 static void nap_ns(uint64_t ns)
 {
-	struct pollfd p = {.fd = S.wake_fd[0], .events = POLLIN};
-	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-	if (S.wake_fd[0] < 0) {
-		nanosleep(&ts, NULL);
-		return;
-	}
-	if (syscall(SYS_ppoll, &p, 1, &ts, NULL, 0) > 0) {
-		char buf[64];
-		syscall(SYS_read, S.wake_fd[0], buf, sizeof buf);
-	}
+	uint32_t seq = atomic_load(&S.wake_seq);
+	if (seq == S.wake_seen)
+		futex_wait_ns(&S.wake_seq, seq, ns);
+	S.wake_seen = atomic_load(&S.wake_seq);
 }
 
 static void nap(unsigned ms)
@@ -430,8 +499,7 @@ static uint64_t next_nap_ns(uint64_t elapsed_ns, uint64_t pending)
 static bool send_final_acked(unsigned wait_ms);
 
 /* Everything pending, then the FINAL frame (acknowledged over REQ/REP when
- * IOPULSE_FINAL_ADDR is set), each send waiting at most wait_ms. The
- * caller holds cycle_lock. */
+ * IOPULSE_FINAL_ADDR is set), each send waiting at most wait_ms. */
 static void send_last(unsigned wait_ms)
 {
 	int ms = (int)wait_ms;
@@ -441,14 +509,26 @@ static void send_last(unsigned wait_ms)
 		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
 		acked = send_final_acked(wait_ms);
 	}
-	if (!acked && !S.final_sent && cycle(true, 0, 1024)) {
-		/* nanomsg has no linger: give its I/O thread a moment to write
-		 * what was accepted (a refused send means no collector: no wait). */
-		sleep_ms(wait_ms < 50 ? wait_ms : 50);
+	if (acked || S.final_sent)
+		return;
+	/* A send that waited wait_ms in vain after others went through met a
+	 * collector slow to drain (a loaded machine), not an absent one: the
+	 * frames it had not taken yet are tried again, a few times. */
+	for (int tries = 0; tries < 4; tries++) {
+		unsigned sent = atomic_load_explicit(&S.frames_out, memory_order_relaxed);
+		if (cycle(true, 0, 1024)) {
+			/* nanomsg has no linger: give its I/O thread a moment to
+			 * write what was accepted (a refused send means no
+			 * collector: no wait). */
+			sleep_ms(wait_ms < 50 ? wait_ms : 50);
+			return;
+		}
+		if (atomic_load_explicit(&S.frames_out, memory_order_relaxed) == sent)
+			return;
 	}
 }
 
-/* A FINAL frame may be sent again (an exec failed). Holds cycle_lock. */
+/* A FINAL frame may be sent again (an exec failed). */
 static void rearm_final(void)
 {
 	S.final_sent = false;
@@ -465,36 +545,44 @@ static void final_for_exec(void)
 	unsigned asked;
 	do {
 		asked = atomic_load(&S.exec_asked);
-		pthread_mutex_lock(&S.cycle_lock);
 		rearm_final();
 		send_last(SHIM_EXEC_WAIT_MS);
-		pthread_mutex_unlock(&S.cycle_lock);
 		atomic_store(&S.exec_served, asked);
+		served();
 		while (atomic_load(&S.exec_pending) && atomic_load(&S.exec_asked) == asked &&
 		       !atomic_load(&S.stop) && !atomic_load(&S.fatal_request))
 			nap(shim.interval_ms);
 	} while (atomic_load(&S.exec_asked) != asked && !atomic_load(&S.stop) &&
 		 !atomic_load(&S.fatal_request));
-	pthread_mutex_lock(&S.cycle_lock);
 	rearm_final();
-	pthread_mutex_unlock(&S.cycle_lock);
 }
 
-/* The last frame, sent from this thread because a signal handler asked. */
+/* The last frame, because a signal handler asked. */
 static void final_for_signal(void)
 {
-	pthread_mutex_lock(&S.cycle_lock);
 	int ms = 200;
 	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
 	if (cycle(true, 0, 1024))
 		sleep_ms(20); /* let nanomsg's thread write it */
-	pthread_mutex_unlock(&S.cycle_lock);
 	atomic_store(&S.fatal_done, 1);
+	served();
 }
 
-static void *sender_main(void *arg)
+/* The last frame at exit, then the socket closed. */
+static void final_for_exit(void)
 {
-	shim_thread_mark_internal();
+	atomic_store(&S.last_begun, 1);
+	served();
+	send_last(S.last_wait_ms);
+	nn_close(S.sock);
+	S.sock = -1;
+	atomic_store(&S.last_done, 1);
+	served();
+}
+
+/* The rounds, until exit, a fatal signal or an exec ends them. */
+static void serve(void)
+{
 	/* the first round soon: a program may start with a burst of I/O */
 	uint64_t wait_ns = 1000000u, last_round = iop_mono_ns();
 	while (!atomic_load(&S.stop)) {
@@ -502,40 +590,83 @@ static void *sender_main(void *arg)
 		uint64_t now = iop_mono_ns();
 		if (atomic_load(&S.fatal_request)) {
 			final_for_signal();
-			return NULL;
+			return;
 		}
 		if (atomic_load(&S.exec_asked) != atomic_load(&S.exec_served)) {
 			final_for_exec();
 			continue;
 		}
-		/* outside cycle_lock: this may wait for the loader's lock */
+		/* this may wait for the loader's lock */
 		shim_objects_refresh();
 		if (atomic_load(&S.stop))
 			break;
-		pthread_mutex_lock(&S.cycle_lock);
+		unsigned flush = atomic_load(&S.flush_asked);
+		bool flushing = flush != atomic_load(&S.flush_served);
 		S.round_pending = 0;
-		cycle(false, NN_DONTWAIT, 64);
+		cycle(false, NN_DONTWAIT, flushing ? 1024 : 64);
+		if (flushing) {
+			atomic_store(&S.flush_served, flush);
+			served();
+		}
 		wait_ns = next_nap_ns(now - last_round, S.round_pending);
 		last_round = now;
-		pthread_mutex_unlock(&S.cycle_lock);
 	}
+	final_for_exit();
+}
+
+/* The collector's socket, from this thread (its table, when it has its
+ * own). Logs why not: stderr is still the application's here. */
+static bool open_socket(void)
+{
+	S.sock = nn_socket(AF_SP, NN_PUSH);
+	if (S.sock < 0 || nn_connect(S.sock, shim.addr) < 0) {
+		iop_warn("cannot connect to collector %s (%s): not monitoring", shim.addr,
+			 nn_strerror(nn_errno()));
+		if (S.sock >= 0)
+			nn_close(S.sock);
+		S.sock = -1;
+		return false;
+	}
+	int sndbuf = 4 << 20;
+	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDBUF, &sndbuf, sizeof sndbuf);
+	return true;
+}
+
+static void *sender_main(void *arg)
+{
+	(void)arg;
+	shim_thread_mark_internal();
+	/* nanomsg's workers, started from here, inherit the name (and the table) */
+	pthread_setname_np(pthread_self(), "iopulse-sender");
+	bool own_table = shim_fd_table_unshare();
+	bool connected = open_socket();
+	if (own_table)
+		shim_fd_table_seal();
+	if (connected) {
+		atomic_store(&S.setup_done, 1);
+		served();
+		/* rounds only once the clock is calibrated and recording is on */
+		while (!atomic_load(&S.go) && !atomic_load(&S.stop))
+			nap(10);
+		if (atomic_load(&S.go))
+			serve();
+		else
+			nn_close(S.sock); /* the start gave up waiting for us */
+	}
+	atomic_store(&S.gone, 1);
+	served();
 	return NULL;
 }
 
 bool shim_sender_exec_begin(void)
 {
-	if (!S.running || atomic_load(&S.stop))
+	if (!S.running || atomic_load(&S.stop) || atomic_load(&S.gone))
 		return false;
 	atomic_fetch_add(&S.exec_pending, 1);
 	unsigned mine = atomic_fetch_add(&S.exec_asked, 1) + 1;
 	wake();
 	/* bounded: the exec goes ahead anyway if the sender cannot finish */
-	for (int i = 0; i < SHIM_EXEC_WAIT_MS + 250 &&
-			(int)(atomic_load(&S.exec_served) - mine) < 0;
-	     i++) {
-		struct timespec ts = {0, 1000000L};
-		nanosleep(&ts, NULL);
-	}
+	wait_count(&S.exec_served, mine, SHIM_EXEC_WAIT_MS + 250);
 	return true;
 }
 
@@ -547,19 +678,15 @@ void shim_sender_exec_failed(void)
 
 void shim_sender_fatal(void)
 {
-	if (!S.running)
+	/* not on the sender itself (a fault of its own): nobody to ask */
+	if (!S.running || pthread_equal(pthread_self(), S.thread))
 		return;
 	atomic_store(&S.fatal_request, 1);
 	wake();
 	/* Bounded: if the sender cannot finish (it may need a lock the
 	 * interrupted code holds, such as malloc's), the process dies anyway. */
-	for (int i = 0; i < 250 && !atomic_load(&S.fatal_done); i++) {
-		struct timespec ts = {0, 1000000L};
-		nanosleep(&ts, NULL);
-	}
+	wait_count(&S.fatal_done, 1, 250);
 }
-
-static int start_socket_and_thread(void);
 
 /* Ticks stamped before calibration ends are converted after it. */
 static void calibrate(void)
@@ -575,47 +702,33 @@ static void calibrate(void)
 
 int shim_sender_start(void)
 {
-	/* nanomsg's worker thread and ours inherit this mask: signals go to the
-	 * application's threads, never to a thread holding the shim's locks. */
+	/* nanomsg's worker threads and ours inherit this mask: signals go to
+	 * the application's threads, never to a thread holding the shim's
+	 * locks. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	int started = start_socket_and_thread();
+	int r = pthread_create(&S.thread, NULL, sender_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return started;
-}
-
-static int start_socket_and_thread(void)
-{
-	/* straight to the kernel: our pipe2 wrapper is for others' threads */
-	if (syscall(SYS_pipe2, S.wake_fd, O_CLOEXEC | O_NONBLOCK) == 0) {
-		shim_fd_guard(S.wake_fd[0]);
-		shim_fd_guard(S.wake_fd[1]);
-	} else {
-		S.wake_fd[0] = S.wake_fd[1] = -1;
-	}
-	S.sock = nn_socket(AF_SP, NN_PUSH);
-	if (S.sock < 0 || nn_connect(S.sock, shim.addr) < 0) {
-		iop_warn("cannot connect to collector %s (%s): not monitoring", shim.addr,
-			 nn_strerror(nn_errno()));
-		if (S.sock >= 0)
-			nn_close(S.sock);
-		S.sock = -1;
+	if (r != 0)
 		return -1;
-	}
-	int sndbuf = 4 << 20;
-	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDBUF, &sndbuf, sizeof sndbuf);
-	/* after the connect: nanomsg's thread sets the connection up while the
-	 * clock is calibrated (the first round comes soon, and a send before
-	 * the connection is up is refused) */
+	/* while the sender connects (the first round comes soon, and a send
+	 * before the connection is up is refused) */
 	calibrate();
-	if (pthread_create(&S.thread, NULL, sender_main, NULL) != 0) {
-		nn_close(S.sock);
-		S.sock = -1;
+	/* Bounded: nn_socket and nn_connect do not wait for the network. */
+	if (!wait_count(&S.setup_done, 1, 2000)) {
+		atomic_store(&S.stop, 1);
+		wake();
 		return -1;
 	}
 	S.running = true;
 	return 0;
+}
+
+void shim_sender_go(void)
+{
+	atomic_store(&S.go, 1);
+	wake();
 }
 
 /* The last frame over REQ/REP, so that its arrival is known. */
@@ -645,47 +758,29 @@ static bool send_final_acked(unsigned wait_ms)
 
 void shim_sender_stop_and_flush(unsigned wait_ms)
 {
-	if (!S.running)
+	if (!S.running || atomic_load(&S.fatal_done))
 		return;
+	S.last_wait_ms = wait_ms;
 	atomic_store(&S.stop, 1);
 	wake();
-	/* Bounded: the sender may be waiting for the loader's lock (a refresh
-	 * of the objects), held by this very thread if it exits from a
-	 * library's constructor inside dlopen. */
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 1;
-	bool joined = pthread_timedjoin_np(S.thread, NULL, &until) == 0;
-	S.running = false;
-	if (atomic_load(&S.fatal_done))
+	/* Bounded: the sender ends its round first, and it may be waiting for
+	 * the loader's lock (a refresh of the objects), held by this very
+	 * thread if it exits from a library's constructor inside dlopen, or
+	 * for a lock of the shim's that this thread holds (an exit from a
+	 * signal handler): then there is no last frame. While it sends, it is
+	 * not stuck: each window (1 s, then what send_last() may take without
+	 * a frame going out: three sends of wait_ms and a pause) starts again. */
+	if (!wait_while_sending(&S.last_begun, 1000))
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += (long)wait_ms * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
-	if (pthread_mutex_timedlock(&S.cycle_lock, &until) != 0)
-		return; /* the sender is stuck inside a send: no last frame */
-	send_last(wait_ms);
-	pthread_mutex_unlock(&S.cycle_lock);
-	if (joined) {
-		nn_close(S.sock);
-		S.sock = -1;
-	}
+	wait_while_sending(&S.last_done, 4 * wait_ms + 100);
 }
 
 void shim_flush(void)
 {
-	/* not in a forked child: its copy of the lock may be held by a thread
-	 * that did not come along */
+	/* not in a forked child (its state is off): the sender did not come along */
 	if (!S.running || atomic_load(&shim.state) != SHIM_ON || atomic_load(&S.exec_pending))
 		return;
-	struct shim_thread *t = shim_self();
-	int was = t ? t->busy : 0;
-	if (t)
-		t->busy = 1;
-	pthread_mutex_lock(&S.cycle_lock);
-	cycle(false, NN_DONTWAIT, 1024);
-	pthread_mutex_unlock(&S.cycle_lock);
-	if (t)
-		t->busy = was;
+	unsigned mine = atomic_fetch_add(&S.flush_asked, 1) + 1;
+	wake();
+	wait_count(&S.flush_served, mine, 250);
 }

@@ -249,6 +249,12 @@ static inline void shim_fd_advance(int fd, uint64_t to)
 bool shim_fd_guarded(int fd);
 void shim_fd_guard(int fd);
 bool shim_fd_keep_open(int fd);
+/* In the sender, before it opens anything: a descriptor table of its own
+ * (false: refused, the table stays shared and what it opens is guarded).
+ * Leaves it 0 and 1 (/dev/null) and 2 (the application's stderr, to say
+ * why it cannot connect); shim_fd_table_seal() then puts /dev/null on 2. */
+bool shim_fd_table_unshare(void);
+void shim_fd_table_seal(void);
 
 /* ------------------------------------------------------------ call sites */
 
@@ -412,7 +418,14 @@ bool shim_owner_process(void);
 void shim_exec_init(void);
 
 /* Sender (sender.c). */
+/* Starts the sender, which connects from its own descriptor table, and
+ * calibrates the clock meanwhile; 0 when it is connected. Then
+ * shim_sender_go() once recording is on: the rounds begin. */
 int shim_sender_start(void);
+void shim_sender_go(void);
+/* At exit: has the sender send the last frame and waits for it while
+ * frames go out (1 s, then 4 wait_ms + 100 ms, without one: it gives
+ * up). Async-signal-safe. */
 void shim_sender_stop_and_flush(unsigned wait_ms);
 /* From a signal handler: has the sender send the last frame, waits for it
  * at most 250 ms. Async-signal-safe. */
