@@ -222,14 +222,9 @@ int main(int argc, char **argv)
 		if (made[i].n < 2)
 			die("a leaf made fewer than 2 ticks", IOP_ERR_STATE);
 	}
-	uint64_t rows = 0, ctr0 = 0, names0 = 0, ctr1 = 0;
-	for (unsigned i = 0; i < LEAVES; i++) {
+	uint64_t rows = 0;
+	for (unsigned i = 0; i < LEAVES; i++)
 		rows += made[i].d[made[i].n - 1].tick.n;
-		ctr0 += made[i].d[0].ctr.n;
-		ctr1 += made[i].d[1].ctr.n;
-		names0 += made[i].d[0].n_names;
-	}
-	fprintf(stderr, "root_bench: first deltas: %" PRIu64 " counters, %" PRIu64 " names; later: %" PRIu64 " counters\n", ctr0, names0, ctr1);
 	fprintf(stderr, "root_bench: made %u leaves' deltas (%" PRIu64 " events, ~%" PRIu64
 	        " rows a tick) in %.1f s\n", LEAVES, events, rows,
 	        (double)(iop_mono_ns() - prep0) / 1e9);
