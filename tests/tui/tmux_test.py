@@ -252,8 +252,18 @@ def run(args, tmp, pane):
     pane.keys("q")
     s = pane.wait_text("IOPULSE-EXIT=", timeout=30)
     code = int(re.search(r"IOPULSE-EXIT=(\d+)", s).group(1))
+    # cut short: the slowed rank's file is not whole
+    written = os.path.getsize(os.path.join(tmp, "data", "fpp.2"))
+    if written >= 30000 * 1024:
+        raise Fail("the job was not interrupted (fpp.2 is whole, exit %d): it ended before q?\n%s"
+                   % (code, s))
+    if code == 0 and "mpich" not in os.path.basename(args.mpirun):
+        raise Fail("the interrupted job exited 0\n" + s)
     if code == 0:
-        raise Fail("the job was not interrupted (exit 0): it ended before q?\n" + s)
+        # MPICH's mpiexec, Ctrl-C'd with the shim in its ranks, sometimes
+        # reports 0 (or 9, 11) where it reports 2 without it: a known bug
+        # of the shim's signal path (docs/shim.md, "Known bugs")
+        print("note: MPICH's mpiexec exited 0 after the interrupt (known bug)")
     v = subprocess.run([args.iopulse, "verify", rec], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=60)
     if v.returncode != 0:
