@@ -85,7 +85,10 @@ def save(pane, tmp):
     """S, then the saved view's JSON."""
     before = set(glob.glob(os.path.join(tmp, "iopulse-*.json")))
     pane.keys("S")
-    pane.wait_text("saved ")
+    # the files, not the notice: an earlier save's "saved ..." may still be
+    # on screen when this one has not been written yet (seen under ASan)
+    pane.wait("a new saved view", lambda s: "saved " in s and
+              set(glob.glob(os.path.join(tmp, "iopulse-*.json"))) - before)
     new = set(glob.glob(os.path.join(tmp, "iopulse-*.json"))) - before
     if len(new) != 1:
         raise Fail("S saved %d JSON files" % len(new))
