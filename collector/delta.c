@@ -253,6 +253,19 @@ static inline __attribute__((always_inline)) void ctr_prefetch(const struct coll
 	}
 }
 
+enum iop_err coll_ctrset_add_all(struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
+                                 uint32_t max)
+{
+	enum iop_err first = IOP_OK;
+	for (uint32_t i = 0; i < n; i++) {
+		ctr_prefetch(s, v, n, i);
+		enum iop_err e = coll_ctrset_add(s, &v[i], max, NULL);
+		if (e && !first)
+			first = e;
+	}
+	return first;
+}
+
 static enum iop_err merge(struct coll_delta *dst, struct coll_delta *src, bool take)
 {
 	enum iop_err e = take ? coll_tick_merge_take(&dst->tick, &src->tick)
@@ -260,10 +273,8 @@ static enum iop_err merge(struct coll_delta *dst, struct coll_delta *src, bool t
 	for (uint32_t i = 0; !e && i < src->n_names; i++)
 		e = coll_delta_add_name(dst, src->names[i].hash, src->names[i].kind,
 		                        src->names[i].text, src->names[i].len);
-	for (uint32_t i = 0; !e && i < src->ctr.n; i++) {
-		ctr_prefetch(&dst->ctr, src->ctr.v, src->ctr.n, i);
-		e = coll_delta_add_counter(dst, &src->ctr.v[i]);
-	}
+	if (!e)
+		e = coll_ctrset_add_all(&dst->ctr, src->ctr.v, src->ctr.n, MAX_COUNTERS);
 	for (uint32_t i = 0; !e && i < src->n_procs; i++)
 		e = coll_delta_add_proc(dst, &src->procs[i]);
 	if (!e)

@@ -145,8 +145,7 @@ static void remember(struct coll_uplink *u, const struct coll_delta *d)
 		(void)coll_names_add(&u->names, d->names[i].hash, d->names[i].kind, d->names[i].text,
 		                     d->names[i].len, &added);
 	}
-	for (uint32_t i = 0; i < d->ctr.n; i++)
-		(void)coll_ctrset_add(&u->latest, &d->ctr.v[i], COLL_STATE_MAX_COUNTERS, NULL);
+	(void)coll_ctrset_add_all(&u->latest, d->ctr.v, d->ctr.n, COLL_STATE_MAX_COUNTERS);
 	for (uint32_t i = 0; i < d->n_procs; i++) {
 		const struct coll_proc *p = &d->procs[i];
 		uint32_t k = u->n_procs;

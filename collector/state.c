@@ -291,12 +291,7 @@ static void history_account(struct coll_state *s)
 
 static enum iop_err apply_counters(struct coll_state *s, const struct coll_delta *d)
 {
-	for (uint32_t i = 0; i < d->ctr.n; i++) {
-		enum iop_err e = coll_ctrset_add(&s->latest, &d->ctr.v[i], COLL_STATE_MAX_COUNTERS, NULL);
-		if (e)
-			return e;
-	}
-	return IOP_OK;
+	return coll_ctrset_add_all(&s->latest, d->ctr.v, d->ctr.n, COLL_STATE_MAX_COUNTERS);
 }
 
 bool coll_totals_next(struct coll_totals_it *it)
