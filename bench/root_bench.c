@@ -25,7 +25,8 @@
  * The first WARMUP_S seconds (names, joins) are not measured; then
  * SECONDS (environment, default 20) are. ROOT_BENCH_TRACE=1 prints the
  * root's resident set each second; ROOT_BENCH_HISTORY_MIB=N starts the root
- * with --history-mib N. Usage: root_bench [NAME...]. */
+ * with --history-mib N; ROOT_BENCH_LEAF_FILES=N makes the leaves keep N
+ * files a tick (default COLL_LEAF_MAX_FILES, 512; 2048 before). Usage: root_bench [NAME...]. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -88,6 +89,8 @@ static void make_leaf(unsigned leaf, uint64_t t0, struct leaf_made *m, uint64_t 
 	                    .seed = 1, .job_id = job_id, .key = key, .n_urls = 1};
 	struct coll_leaf_cfg cfg;
 	coll_leaf_cfg_default(&cfg);
+	if (getenv("ROOT_BENCH_LEAF_FILES"))
+		cfg.max_files = (uint32_t)atoi(getenv("ROOT_BENCH_LEAF_FILES"));
 	cfg.job_id = job_id;
 	cfg.key = key;
 	struct coll_leaf *l;

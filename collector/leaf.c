@@ -39,7 +39,7 @@ void coll_leaf_cfg_default(struct coll_leaf_cfg *cfg)
 	cfg->tick_ns = 1000000000ull;
 	cfg->grace_ns = 250000000ull;
 	cfg->gone_ns = 5000000000ull;
-	cfg->max_files = 2048;
+	cfg->max_files = COLL_LEAF_MAX_FILES;
 }
 
 static int64_t tick_of(const struct coll_leaf *l, uint64_t ns)

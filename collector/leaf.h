@@ -31,7 +31,17 @@ struct coll_leaf_cfg {
 	uint32_t max_files; /* file rows per tick; the least active fold into "other" */
 };
 
-/* Defaults: 1 s ticks, 250 ms grace, gone after 5 s, 2048 files. */
+/* A leaf's files a tick: its 511 most active and "other". The root keeps
+ * 2048 across the tree (coll_root_cfg.max_files), ranked from what the
+ * leaves kept. Each leaf keeping 2048 made 64 leaves of per-rank files
+ * send the root 258 000 file rows a tick to fold back to 2048: half of
+ * its CPU (docs/collector.md, "Root cost"). As before, a file folded on
+ * some nodes and kept on others shows at the root with the kept nodes'
+ * part (the rest is in "other"); exact totals do not depend on it: the
+ * counters keep every file's. */
+#define COLL_LEAF_MAX_FILES 512
+
+/* Defaults: 1 s ticks, 250 ms grace, gone after 5 s, COLL_LEAF_MAX_FILES. */
 void coll_leaf_cfg_default(struct coll_leaf_cfg *cfg);
 
 struct coll_leaf;

@@ -479,6 +479,9 @@ static int start(struct run *r)
 	coll_root_cfg_default(&rc_, r->opt.tick_ns);
 	if (r->opt.history_bytes)
 		rc_.history.max_bytes = r->opt.history_bytes;
+	/* this leaf's ticks are the job's (one node) or most of it: it
+	 * keeps as many files as the root */
+	lc.max_files = rc_.max_files;
 	if (rc_.grace_ns < lc.grace_ns + 50000000ull)
 		rc_.grace_ns = lc.grace_ns + 50000000ull;
 	if ((rc = setup_job(r)))
