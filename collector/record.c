@@ -15,7 +15,7 @@
 #include "rec_io.h"
 
 #define KEYFRAME_EVERY_NS (60 * 1000000000ull)
-#define KEYFRAME_DELTA_SHARE 1  /* a keyframe waits for a quarter of its bytes of DELTAs */
+#define KEYFRAME_DELTA_SHARE 1  /* a keyframe waits for its own bytes of DELTAs */
 #define KEYFRAME_MAX_PERIODS 10 /* or for 10 periods */
 
 struct coll_record {

@@ -43,10 +43,10 @@ struct coll_record *coll_record_open(const char *path, const struct coll_job_inf
  * multiple of keyframe_every_ns since the last keyframe (or the first
  * tick), the KEYFRAME of s, the state d was just applied to. With the
  * default period, a keyframe is also spaced by its cost: it is written
- * only once the DELTAs since the last one are a quarter of that one's
- * size, or 10 periods have passed (so keyframes are at most about four
- * times the DELTAs' bytes, and a seek reads at most a quarter of a
- * keyframe's bytes of DELTAs after it; docs/recording.md). A keyframe
+ * only once the DELTAs since the last one are as large as that one, or
+ * 10 periods have passed (so keyframes are at most about as many bytes
+ * as the DELTAs, and a seek reads at most a keyframe's bytes of DELTAs
+ * after it; docs/recording.md). A keyframe
  * that cannot be built (out of memory, over COLL_REC_KEYFRAME_MAX) is
  * skipped and counted; the recording goes on. */
 void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
