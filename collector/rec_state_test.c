@@ -4,6 +4,7 @@
  * keyframe is damaged. */
 #include "test_util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,12 +250,84 @@ static void summary_ignores_keyframes(void **state)
 	rmdir(dir);
 }
 
+/* The keyframe spacing rule of the default period (record.h): once a
+ * minute's end has passed since the last keyframe, the next one follows
+ * the first DELTA that brings the DELTA bytes since the last one to that
+ * one's bytes, or that is 10 minutes after it; never sooner. A 1-rank job of 7 minutes: its history
+ * grows past a minute of DELTAs, so the rule spaces its keyframes. */
+static void keyframes_spaced_by_cost(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/rec_state_test_spacedXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct coll_job_info job = {.id = 0x5eac, .start_ns = T0, .command = "sim", .tick_ns = SEC};
+	struct coll_record *rec = coll_record_open(path, &job);
+	assert_non_null(rec);
+	struct coll_sim sim;
+	assert_int_equal(coll_sim_new(&sim, 1, IOP_WL_MIXED, T0, NULL, record_tick, rec), IOP_OK);
+	assert_int_equal(coll_sim_run_until(&sim, T0 + 7 * 60 * SEC, 32), IOP_OK);
+	assert_int_equal(coll_sim_finish(&sim), IOP_OK);
+	coll_record_close(rec);
+	coll_sim_free(&sim);
+
+	struct opened o;
+	open_rec(path, &o);
+	struct rec_frame f;
+	uint64_t since = 0, key_len = 0, key_ns = 0, first_ns = 0, minute = 60 * SEC;
+	unsigned keyframes = 0, spaced = 0;
+	bool due = false; /* the last DELTA ended a minute the rule allowed a keyframe at */
+	while (rec_next(o.r, &f, NULL, 0) == IOP_OK) {
+		if (f.type == REC_DELTA) {
+			if (due)
+				fail_msg("no keyframe after the DELTA before %" PRIu64 " s: %" PRIu64
+				         " DELTA bytes since one of %" PRIu64,
+				         (f.time_ns - T0) / SEC, since, key_len);
+			if (!first_ns)
+				first_ns = f.time_ns;
+			since += f.len;
+			due = keyframes && f.time_ns / minute > key_ns / minute &&
+			      (since >= key_len || f.time_ns - key_ns >= 10 * minute);
+			continue;
+		}
+		if (f.type != REC_KEYFRAME)
+			continue;
+		/* layout, tick, part, parts, length: a keyframe counts at its last part */
+		struct iop_rcur c = iop_rcur_make(f.payload, f.len);
+		assert_int_equal(iop_get_u8(&c), COLL_REC_KEYFRAME_LAYOUT);
+		(void)iop_get_svarint(&c);
+		uint64_t part = iop_get_varint(&c), parts = iop_get_varint(&c);
+		uint64_t len = iop_get_varint(&c);
+		assert_int_equal(c.err, IOP_OK);
+		if (part + 1 < parts)
+			continue;
+		if (keyframes) {
+			assert_true(f.time_ns / minute > key_ns / minute);
+			assert_true(since >= key_len || f.time_ns - key_ns >= 10 * minute);
+			spaced += f.time_ns - key_ns > minute;
+		} else {
+			assert_int_equal(f.time_ns - first_ns < 2 * minute, true);
+		}
+		keyframes++;
+		key_len = len;
+		key_ns = f.time_ns;
+		since = 0;
+		due = false;
+	}
+	close_rec(&o);
+	unlink(path);
+	assert_true(keyframes >= 3);
+	assert_true(spaced >= 1); /* the rule did space some */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(keyframes_in_one_frame),
 		cmocka_unit_test(keyframes_in_parts),
 		cmocka_unit_test(summary_ignores_keyframes),
+		cmocka_unit_test(keyframes_spaced_by_cost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

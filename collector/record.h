@@ -42,9 +42,9 @@ struct coll_record *coll_record_open(const char *path, const struct coll_job_inf
 /* Writes the DELTA of a closed tick, then, when its end has crossed a
  * multiple of keyframe_every_ns since the last keyframe (or the first
  * tick), the KEYFRAME of s, the state d was just applied to. With the
- * default period, a keyframe is also spaced by its cost: it is written
- * only once the DELTAs since the last one are as large as that one, or
- * 10 periods have passed (so keyframes are at most about as many bytes
+ * default period, a keyframe is also spaced by its cost: past a
+ * period's multiple, it waits until the DELTAs since the last one are as
+ * large as that one, or 10 periods have passed (so keyframes are at most about as many bytes
  * as the DELTAs, and a seek reads at most a keyframe's bytes of DELTAs
  * after it; docs/recording.md). A keyframe
  * that cannot be built (out of memory, over COLL_REC_KEYFRAME_MAX) is
