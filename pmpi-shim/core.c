@@ -184,7 +184,17 @@ static void at_exit(void)
 	shim_finish("exit");
 }
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
+/* The signals a process brings on itself: its fault, its abort(). SIGINT
+ * and SIGTERM stay at their default action. They come from outside (a
+ * terminal's Ctrl-C, a launcher passing it on, a batch system), usually
+ * to every process of a job at once, and the sender may be watching:
+ * MPICH's hydra proxy SIGKILLs the ranks still alive as soon as one has
+ * died. At the default action the kernel settles a process's fate when
+ * the signal is sent, so every rank dies of SIGINT however soon that
+ * SIGKILL comes; a handler that stays a few milliseconds for the last
+ * frame is overtaken by it, the rank dies of SIGKILL and mpiexec reports
+ * 9, 11 or 0 instead of 2 (docs/shim.md, "SIGINT and SIGTERM"). */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 /* Async-signal-safe: the sender thread sends the last frame while this
  * handler waits a bounded time; then the signal's default action (restored

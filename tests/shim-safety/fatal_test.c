@@ -1,6 +1,7 @@
 /* fatal_test term|heap: a process that dies of a signal must still die of
- * it, and promptly, under the shim (which catches SIGTERM, SIGABRT and the
- * other fatal signals left at their default to send a last frame).
+ * it, and promptly, under the shim (which catches SIGABRT and the other
+ * fatal signals a process brings on itself, left at their default, to send
+ * a last frame; SIGTERM it leaves at its default).
  *   term  allocates and frees blocks of 2 KiB .. 200 KiB (arena locks,
  *         brk) with a write() now and then, until the driver's SIGTERM;
  *         gives up after 20 s and exits 3

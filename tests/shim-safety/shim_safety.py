@@ -383,7 +383,8 @@ def test_fatal_signals(tools, run):
     """A process that dies of a signal dies of it, within 3 s, as without
     the shim: SIGTERM arriving while it is inside malloc (TERM_RUNS times,
     at random moments), and glibc's abort() from inside malloc on a
-    corrupted heap. The shim catches both to send a last frame."""
+    corrupted heap. The shim catches the abort to send a last frame;
+    SIGTERM it leaves at its default action."""
     run.start_sink(expect_final=1000, timeout_s=100)  # a live collector; not read
     prog, problems = tools.prog("fatal_test"), []
     # with the ASan runtime preloaded, malloc is ASan's: no glibc heap check
