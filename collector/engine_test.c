@@ -669,6 +669,42 @@ static void leaf_gone_process(void **state)
 	pipeline_free(&p);
 }
 
+/* At the end (flush), a process that has not ended is gone at once: a
+ * rank killed by SIGINT sends no FINAL frame (docs/shim.md), and the job's
+ * summary must not call it active. One that ended stays ended. */
+static void leaf_flush_marks_gone(void **state)
+{
+	(void)state;
+	struct iop_key key = test_key(1);
+	static uint8_t buf[65536];
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	struct iop_wl *w[2];
+	for (unsigned r = 0; r < 2; r++) {
+		w[r] = calloc(1, sizeof(*w[r]));
+		assert_true(iop_wl_init(w[r], IOP_WL_IOR_WRITE, r, 5 + r, T0));
+		w[r]->job_id = JOB;
+		size_t len = one_frame(w[r], buf, sizeof buf, &key);
+		assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0), IOP_OK);
+	}
+	/* rank 1 ends: what it made, then its FINAL frame */
+	w[1]->draining = true;
+	while (!w[1]->final_sent) {
+		size_t len = one_frame(w[1], buf, sizeof buf, &key);
+		assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0 + SEC / 2), IOP_OK);
+	}
+	pipeline_advance(&p, T0 + 2 * SEC, true); /* well before gone_ns */
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->ranks[0].state, COLL_RANK_GONE);
+	assert_int_equal(s->ranks[1].state, COLL_RANK_ENDED);
+	assert_int_equal(coll_state_ranks_live(s), 0);
+	for (unsigned r = 0; r < 2; r++) {
+		iop_wl_free(w[r]);
+		free(w[r]);
+	}
+	pipeline_free(&p);
+}
+
 /* A call claiming to have lasted since 1970 is counted, and costs no more
  * than any other: only the open ticks get its busy time (a leaf walking
  * every tick it spans never returned: found by ingest_fuzz). */
@@ -895,6 +931,7 @@ int main(void)
 		cmocka_unit_test(leaf_rejects_bad_frames),
 		cmocka_unit_test(leaf_late_events),
 		cmocka_unit_test(leaf_gone_process),
+		cmocka_unit_test(leaf_flush_marks_gone),
 		cmocka_unit_test(leaf_huge_duration),
 		cmocka_unit_test(leaf_final_overtakes),
 		cmocka_unit_test(leaf_call_across_tick_end),

@@ -566,11 +566,14 @@ static void add_inflight_rows(struct coll_leaf *l, struct coll_tick *t)
 	}
 }
 
-static void mark_gone(struct coll_leaf *l, uint64_t now_ns)
+/* Silent processes, and at the end (flush: the job's command has exited,
+ * the leaf stops) every process that did not end: a process killed by a
+ * signal sends no FINAL frame, and nothing will be heard of it again. */
+static void mark_gone(struct coll_leaf *l, uint64_t now_ns, bool all)
 {
 	for (uint32_t i = 0; i < l->n_procs; i++) {
 		struct proc *p = &l->procs[i];
-		if (p->ended || p->gone || now_ns < p->seen_ns + l->cfg.gone_ns)
+		if (p->ended || p->gone || (!all && now_ns < p->seen_ns + l->cfg.gone_ns))
 			continue;
 		p->gone = true;
 		p->n_inflight = 0;
@@ -586,7 +589,7 @@ uint64_t coll_leaf_next_close_ns(const struct coll_leaf *l)
 void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_delta_fn *fn,
                        void *arg)
 {
-	mark_gone(l, now_ns);
+	mark_gone(l, now_ns, flush);
 	int64_t last = flush ? tick_of(l, now_ns) + 1 : l->oldest - 1;
 	while (flush ? l->oldest <= last : coll_leaf_next_close_ns(l) <= now_ns) {
 		struct coll_delta *d = &l->ring[l->oldest % RING];

@@ -59,7 +59,8 @@ enum iop_err coll_leaf_frame(struct coll_leaf *leaf, const uint8_t *buf, size_t 
 /* Closes every tick whose end + grace <= now_ns (all of them when flush),
  * oldest first, calling fn with each delta (the leaf resets it after fn
  * returns: fn may take its histograms, coll_root_delta_take). Also marks
- * silent processes gone. */
+ * silent processes gone, and with flush (the end) every process that did
+ * not end. */
 void coll_leaf_advance(struct coll_leaf *leaf, uint64_t now_ns, bool flush, coll_delta_fn *fn,
                        void *arg);
 
