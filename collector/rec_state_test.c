@@ -253,7 +253,7 @@ static void summary_ignores_keyframes(void **state)
 /* The keyframe spacing rule of the default period (record.h): once a
  * minute's end has passed since the last keyframe, the next one follows
  * the first DELTA that brings the DELTA bytes since the last one to that
- * one's bytes, or that is 10 minutes after it; never sooner. A 1-rank job of 7 minutes: its history
+ * one's bytes, or that is 10 minutes after it; never sooner. A 1-rank job of 4 minutes: its history
  * grows past a minute of DELTAs, so the rule spaces its keyframes. */
 static void keyframes_spaced_by_cost(void **state)
 {
@@ -267,7 +267,7 @@ static void keyframes_spaced_by_cost(void **state)
 	assert_non_null(rec);
 	struct coll_sim sim;
 	assert_int_equal(coll_sim_new(&sim, 1, IOP_WL_MIXED, T0, NULL, record_tick, rec), IOP_OK);
-	assert_int_equal(coll_sim_run_until(&sim, T0 + 7 * 60 * SEC, 32), IOP_OK);
+	assert_int_equal(coll_sim_run_until(&sim, T0 + 4 * 60 * SEC, 32), IOP_OK);
 	assert_int_equal(coll_sim_finish(&sim), IOP_OK);
 	coll_record_close(rec);
 	coll_sim_free(&sim);
