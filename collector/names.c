@@ -12,10 +12,41 @@ void coll_names_init(struct coll_names *d, uint32_t max_names, size_t max_text)
 	d->max_text = max_text;
 }
 
+/* Texts are never removed: they go back to back into blocks (a root
+ * holds half a million paths, and a malloc each cost ~16 bytes more than
+ * the text and a call each), freed together. */
+struct coll_names_block {
+	struct coll_names_block *next;
+	size_t used, cap;
+	char b[];
+};
+
+#define TEXT_BLOCK 65536 /* bytes; a longer text gets a block of its own */
+
+static char *text_copy(struct coll_names *d, const char *text, size_t len)
+{
+	struct coll_names_block *k = d->text;
+	if (!k || k->cap - k->used < len + 1) {
+		size_t cap = len + 1 > TEXT_BLOCK ? len + 1 : TEXT_BLOCK;
+		if (!(k = malloc(sizeof(*k) + cap)))
+			return NULL;
+		*k = (struct coll_names_block){.next = d->text, .cap = cap};
+		d->text = k;
+	}
+	char *copy = k->b + k->used;
+	memcpy(copy, text, len);
+	copy[len] = 0;
+	k->used += len + 1;
+	return copy;
+}
+
 void coll_names_free(struct coll_names *d)
 {
-	for (uint32_t i = 0; i < d->n; i++)
-		free(d->v[i].text);
+	while (d->text) {
+		struct coll_names_block *next = d->text->next;
+		free(d->text);
+		d->text = next;
+	}
 	free(d->v);
 	free(d->slot);
 	coll_names_init(d, d->max_names, d->max_text);
@@ -77,11 +108,9 @@ enum iop_err coll_names_add(struct coll_names *d, uint64_t hash, uint8_t kind, c
 		if (e)
 			return e;
 	}
-	char *copy = malloc(len + 1);
+	char *copy = text_copy(d, text, len);
 	if (!copy)
 		return IOP_ERR_NOMEM;
-	memcpy(copy, text, len);
-	copy[len] = 0;
 	d->v[d->n] = (struct coll_name){.hash = hash, .text = copy, .len = (uint32_t)len, .kind = kind};
 	d->slot[probe(d, hash)] = ++d->n;
 	d->text_bytes += len;

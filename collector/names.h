@@ -21,8 +21,11 @@ struct coll_name {
 	bool sent;    /* a leaf's mark: already sent upwards */
 };
 
+struct coll_names_block;
+
 struct coll_names {
 	struct coll_name *v;
+	struct coll_names_block *text; /* the texts, back to back in blocks */
 	uint32_t n, cap;
 	uint32_t *slot; /* index + 1, 0 = empty */
 	uint32_t n_slots;
