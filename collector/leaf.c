@@ -22,6 +22,15 @@ struct coll_leaf {
 	struct proc *procs;
 	uint32_t n_procs, cap_procs;
 	struct proc_rowc layer_row[4][4]; /* cached_row() entries of the LAYER rows */
+	uint32_t frame_gen;               /* frames taken: rows_memo entries' age */
+	struct rows_memo {                /* an event's rows, for the next like it */
+		int64_t t;                /* the tick they are in */
+		uint32_t gen;             /* frame_gen of its frame (0: none yet) */
+		uint32_t file, site;      /* name ids (the frame's process's) */
+		uint8_t layer, cls, n;    /* n rows: RANK, LAYER, FILE?, SITE? */
+		bool named;               /* the file id has a name */
+		uint32_t row[4];
+	} memo[16];
 	uint32_t *slot; /* (node, pid) index: proc index + 1 */
 	uint32_t n_slots;
 	struct scratch { /* decoded frame, grown to the largest frame seen */
@@ -330,6 +339,60 @@ static uint32_t row_index(const struct coll_delta *d, const struct coll_cell *c)
 	return c ? (uint32_t)(c - d->tick.cell) : UINT32_MAX;
 }
 
+/* The rows of an event of p in d (RANK, LAYER, FILE, SITE: the order new
+ * rows take) into m: n, and UINT32_MAX for a row a lookup could not add.
+ * Indexes, not pointers: a lookup may move the rows. */
+static void find_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
+                      const struct iop_event *ev, unsigned cls, struct rows_memo *m)
+{
+	uint32_t n = 0;
+	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
+	m->row[n++] = row_index(d, cached_row(d, &key, &p->row[ev->layer][cls]));
+	key = coll_key_layer(ev->layer, cls);
+	m->row[n++] = row_index(d, cached_row(d, &key, &l->layer_row[ev->layer][cls]));
+	uint64_t file = ev->file ? proc_hash(p, ev->file) : 0;
+	if (file) {
+		key = coll_key_file(file, ev->layer, cls);
+		m->row[n++] = row_index(d, id_row(d, p, &key));
+	}
+	uint64_t site = ev->site ? proc_hash(p, ev->site) : 0;
+	if (site) {
+		key = coll_key_site(site, ev->layer, cls);
+		m->row[n++] = row_index(d, id_row(d, p, &key));
+	}
+	m->n = (uint8_t)n;
+	m->named = file != 0;
+}
+
+/* The rows of an event, through the memo of the frame's events before:
+ * a process's calls mostly repeat (layer, class, file, site) (a run of
+ * writes, reads over a few files from a few sites), and their four rows,
+ * hashes and caches were a sixth of the leaf's time. An entry lives for
+ * one frame (its process, its names: take_names() ran before), in which
+ * an open tick's rows only grow. */
+static const struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p,
+                                          struct coll_delta *d, const struct iop_event *ev,
+                                          unsigned cls)
+{
+	uint32_t h = (ev->file * UINT32_C(0x9e3779b1)) ^ (ev->site * UINT32_C(0x85ebca77)) ^
+	             (ev->layer << 2 | cls) * UINT32_C(0xc2b2ae35);
+	struct rows_memo *m = &l->memo[h >> 28];
+	if (m->gen == l->frame_gen && m->t == d->tick.t && m->file == ev->file &&
+	    m->site == ev->site && m->layer == ev->layer && m->cls == cls)
+		return m;
+	find_rows(l, p, d, ev, cls, m);
+	bool whole = true;
+	for (uint32_t i = 0; i < m->n; i++)
+		whole &= m->row[i] != UINT32_MAX;
+	m->gen = whole ? l->frame_gen : 0; /* a row out of memory: looked up again */
+	m->t = d->tick.t;
+	m->file = ev->file;
+	m->site = ev->site;
+	m->layer = ev->layer;
+	m->cls = (uint8_t)cls;
+	return m;
+}
+
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
 {
 	bool late;
@@ -342,30 +405,17 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 		k.excl_ns = ev->dur_ns - ev->child_ns;
 	else if (ev->flags & IOP_EV_CHILDREN)
 		k.excl_ns = 0;
-	uint64_t file = ev->file ? proc_hash(p, ev->file) : 0;
-	if (file && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) && (ev->flags & IOP_EV_BYTES)) {
+	const struct rows_memo *m = event_rows(l, p, d, ev, cls);
+	if (m->named && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) &&
+	    (ev->flags & IOP_EV_BYTES)) {
 		k.seq_known = true;
 		k.sequential = proc_sequential(p, ev->file, ev->offset, ev->bytes);
 	}
-	/* The rows first (RANK, LAYER, FILE, SITE: the order new rows take),
-	 * then their cells and histogram buckets fetched together, then the
-	 * updates: in a tick of thousands of rows those are cold, and waiting
-	 * for them one row after the other was a fifth of the leaf's time.
-	 * Indexes, not pointers: a lookup may move the rows. */
-	uint32_t row[4], n = 0;
-	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
-	row[n++] = row_index(d, cached_row(d, &key, &p->row[ev->layer][cls]));
-	key = coll_key_layer(ev->layer, cls);
-	row[n++] = row_index(d, cached_row(d, &key, &l->layer_row[ev->layer][cls]));
-	if (file) {
-		key = coll_key_file(file, ev->layer, cls);
-		row[n++] = row_index(d, id_row(d, p, &key));
-	}
-	uint64_t site = ev->site ? proc_hash(p, ev->site) : 0;
-	if (site) {
-		key = coll_key_site(site, ev->layer, cls);
-		row[n++] = row_index(d, id_row(d, p, &key));
-	}
+	/* The rows first, then their cells and histogram buckets fetched
+	 * together, then the updates: in a tick of thousands of rows those
+	 * are cold, and waiting for them one row after the other was a fifth
+	 * of the leaf's time. */
+	const uint32_t *row = m->row, n = m->n;
 	struct coll_cell *cell = d->tick.cell;
 	for (uint32_t i = 0; i < n; i++)
 		if (row[i] != UINT32_MAX) {
@@ -497,6 +547,10 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
                              uint64_t now_ns)
 {
 	struct iop_frame_out out;
+	if (++l->frame_gen == 0) { /* 0 marks an empty memo entry */
+		memset(l->memo, 0, sizeof(l->memo));
+		l->frame_gen = 1;
+	}
 	enum iop_err e = decode(l, buf, len, &out);
 	if (e)
 		return reject(l, e, now_ns);
