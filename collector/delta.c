@@ -253,6 +253,18 @@ static inline __attribute__((always_inline)) void ctr_prefetch(const struct coll
 	}
 }
 
+enum iop_err coll_delta_add_counters(struct coll_delta *d, const struct coll_counter *v, uint32_t n)
+{
+	enum iop_err first = IOP_OK;
+	for (uint32_t i = 0; i < n; i++) {
+		ctr_prefetch(&d->ctr, v, n, i);
+		enum iop_err e = coll_delta_add_counter(d, &v[i]);
+		if (!first)
+			first = e;
+	}
+	return first;
+}
+
 static enum iop_err merge(struct coll_delta *dst, struct coll_delta *src, bool take)
 {
 	enum iop_err e = take ? coll_tick_merge_take(&dst->tick, &src->tick)

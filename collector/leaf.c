@@ -38,7 +38,8 @@ struct coll_leaf {
 		struct iop_counter *counters;
 		struct iop_inflight *inflight;
 		struct iop_event *events;
-		uint32_t n_names, n_counters, n_inflight, n_events;
+		struct coll_counter *grown; /* take_counters(): the counters that grew */
+		uint32_t n_names, n_counters, n_inflight, n_events, n_grown;
 	} scratch;
 };
 
@@ -102,6 +103,7 @@ void coll_leaf_free(struct coll_leaf *l)
 	free(l->scratch.counters);
 	free(l->scratch.inflight);
 	free(l->scratch.events);
+	free(l->scratch.grown);
 	coll_names_free(&l->names);
 	free(l);
 }
@@ -452,7 +454,10 @@ static void take_names(struct coll_leaf *l, struct proc *p, const struct iop_fra
 static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_frame_out *f,
                           uint64_t now_ns)
 {
-	struct coll_delta *d = delta_now(l, now_ns);
+	for (uint32_t i = 0; i < f->frame.n_counters; i++)
+		proc_counter_prefetch(p, &f->counters[i]);
+	struct coll_counter *grown = l->scratch.grown;
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < f->frame.n_counters; i++) {
 		const struct iop_counter *c = &f->counters[i];
 		struct iop_counter now;
@@ -463,13 +468,13 @@ static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_
 		 * one put under no file now would count twice later. */
 		if ((c->file && !file) || proc_counter(p, c, &now, &changed) != IOP_OK || !changed)
 			continue;
-		struct coll_counter k = {.file = file, .ops = now.ops,
-		                         .bytes = now.bytes, .time_ns = now.time_ns,
-		                         .errors = now.errors, .rank = p->rank, .node = p->node,
-		                         .pid = p->pid, .image = p->image, .layer = c->layer,
-		                         .cls = c->cls};
-		(void)coll_delta_add_counter(d, &k);
+		grown[n++] = (struct coll_counter){.file = file, .ops = now.ops,
+		                                   .bytes = now.bytes, .time_ns = now.time_ns,
+		                                   .errors = now.errors, .rank = p->rank,
+		                                   .node = p->node, .pid = p->pid, .image = p->image,
+		                                   .layer = c->layer, .cls = c->cls};
 	}
+	(void)coll_delta_add_counters(delta_now(l, now_ns), grown, n);
 }
 
 static void take_inflight(struct proc *p, const struct iop_frame_out *f)
@@ -525,7 +530,8 @@ static enum iop_err decode(struct coll_leaf *l, const uint8_t *buf, size_t len,
 	if (!scratch((void **)&s->names, &s->n_names, f->n_names, sizeof(*s->names)) ||
 	    !scratch((void **)&s->counters, &s->n_counters, f->n_counters, sizeof(*s->counters)) ||
 	    !scratch((void **)&s->inflight, &s->n_inflight, f->n_inflight, sizeof(*s->inflight)) ||
-	    !scratch((void **)&s->events, &s->n_events, f->n_events, sizeof(*s->events)))
+	    !scratch((void **)&s->events, &s->n_events, f->n_events, sizeof(*s->events)) ||
+	    !scratch((void **)&s->grown, &s->n_grown, f->n_counters, sizeof(*s->grown)))
 		return IOP_ERR_NOMEM;
 	out->names = s->names;
 	out->counters = s->counters;
