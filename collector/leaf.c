@@ -27,9 +27,9 @@ struct coll_leaf {
 		int64_t t;                /* the tick they are in */
 		uint32_t gen;             /* frame_gen of its frame (0: none yet) */
 		uint32_t file, site;      /* name ids (the frame's process's) */
-		uint8_t layer, cls, n;    /* n rows: RANK, LAYER, FILE?, SITE? */
+		uint8_t layer, cls, n;    /* n rows: RANK, FILE?, SITE? */
 		bool named;               /* the file id has a name */
-		uint32_t row[4];
+		uint32_t row[3];
 	} memo[16];
 	uint32_t *slot; /* (node, pid) index: proc index + 1 */
 	uint32_t n_slots;
@@ -343,15 +343,17 @@ static uint32_t row_index(const struct coll_delta *d, const struct coll_cell *c)
 
 /* The rows of an event of p in d (RANK, LAYER, FILE, SITE: the order new
  * rows take) into m: n, and UINT32_MAX for a row a lookup could not add.
- * Indexes, not pointers: a lookup may move the rows. */
-static void find_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
+ * The LAYER row is only made to exist, in its place: it is filled when
+ * the tick closes (sum_layer_rows). Indexes, not pointers: a lookup may
+ * move the rows. False when a lookup failed (no memory). */
+static bool find_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
                       const struct iop_event *ev, unsigned cls, struct rows_memo *m)
 {
 	uint32_t n = 0;
 	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
 	m->row[n++] = row_index(d, cached_row(d, &key, &p->row[ev->layer][cls]));
 	key = coll_key_layer(ev->layer, cls);
-	m->row[n++] = row_index(d, cached_row(d, &key, &l->layer_row[ev->layer][cls]));
+	bool whole = cached_row(d, &key, &l->layer_row[ev->layer][cls]) != NULL;
 	uint64_t file = ev->file ? proc_hash(p, ev->file) : 0;
 	if (file) {
 		key = coll_key_file(file, ev->layer, cls);
@@ -364,6 +366,9 @@ static void find_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
 	}
 	m->n = (uint8_t)n;
 	m->named = file != 0;
+	for (uint32_t i = 0; i < n; i++)
+		whole &= m->row[i] != UINT32_MAX;
+	return whole;
 }
 
 /* The rows of an event, through the memo of the frame's events before:
@@ -382,11 +387,8 @@ static const struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p,
 	if (m->gen == l->frame_gen && m->t == d->tick.t && m->file == ev->file &&
 	    m->site == ev->site && m->layer == ev->layer && m->cls == cls)
 		return m;
-	find_rows(l, p, d, ev, cls, m);
-	bool whole = true;
-	for (uint32_t i = 0; i < m->n; i++)
-		whole &= m->row[i] != UINT32_MAX;
-	m->gen = whole ? l->frame_gen : 0; /* a row out of memory: looked up again */
+	/* a row out of memory: looked up again */
+	m->gen = find_rows(l, p, d, ev, cls, m) ? l->frame_gen : 0;
 	m->t = d->tick.t;
 	m->file = ev->file;
 	m->site = ev->site;
@@ -599,6 +601,37 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 
 /* ---- closing ticks ---- */
 
+/* Fills the LAYER rows of a closing tick: each (layer, class)'s is the
+ * sum of its RANK rows' calls, since every call went to one RANK row of
+ * the tick and to the LAYER row of the same tick. Added there call by
+ * call, it was a fourth of each call's cells and histograms. A LAYER row
+ * has no busy time and no calls in flight (those are per rank); an empty
+ * RANK row (busy time only) adds nothing. */
+static void sum_layer_rows(struct coll_tick *t)
+{
+	uint32_t layer_row[IOP_LAYER__COUNT][IOP_CLASS__COUNT];
+	memset(layer_row, 0xff, sizeof(layer_row));
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->key[i].kind == COLL_ROW_LAYER)
+			layer_row[t->key[i].layer][t->key[i].cls] = i;
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct coll_key *k = &t->key[i];
+		if (k->kind != COLL_ROW_RANK || !t->cell[i].ops)
+			continue;
+		uint32_t to = layer_row[k->layer][k->cls];
+		if (to != UINT32_MAX)
+			(void)coll_cell_merge(&t->cell[to], &t->cell[i]);
+	}
+	for (unsigned layer = 0; layer < IOP_LAYER__COUNT; layer++)
+		for (unsigned cls = 0; cls < IOP_CLASS__COUNT; cls++) {
+			uint32_t at = layer_row[layer][cls];
+			if (at != UINT32_MAX) {
+				struct coll_cell *c = &t->cell[at];
+				c->busy_ns = c->inflight = c->oldest_ns = 0;
+			}
+		}
+}
+
 static void add_inflight_rows(struct coll_leaf *l, struct coll_tick *t)
 {
 	uint64_t end = (uint64_t)(t->t + 1) * l->cfg.tick_ns;
@@ -650,6 +683,7 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 	int64_t last = flush ? tick_of(l, now_ns) + 1 : l->oldest - 1;
 	while (flush ? l->oldest <= last : coll_leaf_next_close_ns(l) <= now_ns) {
 		struct coll_delta *d = &l->ring[l->oldest % RING];
+		sum_layer_rows(&d->tick);
 		add_inflight_rows(l, &d->tick);
 		(void)coll_tick_fold_files(&d->tick, l->cfg.max_files);
 		fn(arg, d);
