@@ -11,6 +11,16 @@
 #include "proc.h"
 
 #define RING 64 /* open ticks at most; events further ahead are clamped */
+#define MEMO   16 /* rows_memo entries (h >> 28 picks one) */
+#define DIRECT 4  /* calls of an entry added to its rows directly, before its acc */
+
+/* What one call adds to each of its rows. */
+struct call {
+	const struct iop_event *ev;
+	uint64_t excl_ns;
+	unsigned bucket; /* of its latency in the histograms */
+	bool seq_known, sequential;
+};
 
 struct coll_leaf {
 	struct coll_leaf_cfg cfg;
@@ -24,13 +34,16 @@ struct coll_leaf {
 	struct proc_rowc layer_row[4][4]; /* cached_row() entries of the LAYER rows */
 	uint32_t frame_gen;               /* frames taken: rows_memo entries' age */
 	struct rows_memo {                /* an event's rows, for the next like it */
-		int64_t t;                /* the tick they are in */
+		struct coll_delta *d;     /* the tick they are in */
 		uint32_t gen;             /* frame_gen of its frame (0: none yet) */
 		uint32_t file, site;      /* name ids (the frame's process's) */
 		uint8_t layer, cls, n;    /* n rows: RANK, FILE?, SITE? */
 		bool named;               /* the file id has a name */
 		uint32_t row[3];
-	} memo[16];
+		uint32_t calls;           /* calls seen since found */
+		struct coll_cell acc;     /* calls not yet added to the rows */
+	} memo[MEMO];
+	uint32_t *acc_buckets; /* the accs' histograms: IOP_HIST_BUCKETS each */
 	uint32_t *slot; /* (node, pid) index: proc index + 1 */
 	uint32_t n_slots;
 	struct scratch { /* decoded frame, grown to the largest frame seen */
@@ -85,6 +98,19 @@ enum iop_err coll_leaf_new(const struct coll_leaf_cfg *cfg, uint64_t now_ns,
 		coll_delta_init(&l->ring[i], l->oldest + i, cfg->tick_ns);
 	for (int64_t t = l->oldest; t < l->oldest + RING; t++)
 		l->ring[t % RING].tick.t = t;
+	l->acc_buckets = calloc((size_t)MEMO * IOP_HIST_BUCKETS, sizeof(*l->acc_buckets));
+	if (!l->acc_buckets) {
+		coll_leaf_free(l);
+		return IOP_ERR_NOMEM;
+	}
+	for (int i = 0; i < MEMO; i++) {
+		/* every bucket stored: recording into it never allocates */
+		struct iop_hist *h = &l->memo[i].acc.hist;
+		h->bucket = l->acc_buckets + (size_t)i * IOP_HIST_BUCKETS;
+		h->lo = 0;
+		h->hi = IOP_HIST_BUCKETS;
+		h->borrowed = 1;
+	}
 	*out = l;
 	return IOP_OK;
 }
@@ -104,6 +130,7 @@ void coll_leaf_free(struct coll_leaf *l)
 	free(l->scratch.inflight);
 	free(l->scratch.events);
 	free(l->scratch.grown);
+	free(l->acc_buckets);
 	coll_names_free(&l->names);
 	free(l);
 }
@@ -240,14 +267,6 @@ static enum seq_verdict accept_seq(struct coll_leaf *l, struct proc *p,
 
 /* ---- events ---- */
 
-/* What one call adds to each of its rows. */
-struct call {
-	const struct iop_event *ev;
-	uint64_t excl_ns;
-	unsigned bucket; /* of its latency in the histograms */
-	bool seq_known, sequential;
-};
-
 static void add_to_cell(struct coll_cell *c, const struct call *k)
 {
 	const struct iop_event *ev = k->ev;
@@ -371,29 +390,52 @@ static bool find_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
 	return whole;
 }
 
+/* Adds the calls m gathered to its rows, and empties it. */
+static void flush_memo(struct rows_memo *m)
+{
+	if (!m->acc.ops)
+		return;
+	struct coll_cell *cell = m->d->tick.cell;
+	for (uint32_t i = 0; i < m->n; i++)
+		(void)coll_cell_merge(&cell[m->row[i]], &m->acc);
+	struct iop_hist h = m->acc.hist;
+	iop_hist_reset(&h);
+	memset(&m->acc, 0, sizeof(m->acc));
+	m->acc.hist = h;
+}
+
+/* Adds what the frame's events left in the memo to their rows: done
+ * before the frame is over, so nothing waits in it across frames. */
+static void flush_memos(struct coll_leaf *l)
+{
+	for (int i = 0; i < MEMO; i++)
+		flush_memo(&l->memo[i]);
+}
+
 /* The rows of an event, through the memo of the frame's events before:
  * a process's calls mostly repeat (layer, class, file, site) (a run of
  * writes, reads over a few files from a few sites), and their four rows,
  * hashes and caches were a sixth of the leaf's time. An entry lives for
  * one frame (its process, its names: take_names() ran before), in which
  * an open tick's rows only grow. */
-static const struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p,
-                                          struct coll_delta *d, const struct iop_event *ev,
-                                          unsigned cls)
+static struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
+                                    const struct iop_event *ev, unsigned cls)
 {
 	uint32_t h = (ev->file * UINT32_C(0x9e3779b1)) ^ (ev->site * UINT32_C(0x85ebca77)) ^
 	             (ev->layer << 2 | cls) * UINT32_C(0xc2b2ae35);
 	struct rows_memo *m = &l->memo[h >> 28];
-	if (m->gen == l->frame_gen && m->t == d->tick.t && m->file == ev->file &&
-	    m->site == ev->site && m->layer == ev->layer && m->cls == cls)
+	if (m->gen == l->frame_gen && m->d == d && m->file == ev->file && m->site == ev->site &&
+	    m->layer == ev->layer && m->cls == cls)
 		return m;
+	flush_memo(m);
 	/* a row out of memory: looked up again */
 	m->gen = find_rows(l, p, d, ev, cls, m) ? l->frame_gen : 0;
-	m->t = d->tick.t;
+	m->d = d;
 	m->file = ev->file;
 	m->site = ev->site;
 	m->layer = ev->layer;
 	m->cls = (uint8_t)cls;
+	m->calls = 0;
 	return m;
 }
 
@@ -409,31 +451,39 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 		k.excl_ns = ev->dur_ns - ev->child_ns;
 	else if (ev->flags & IOP_EV_CHILDREN)
 		k.excl_ns = 0;
-	const struct rows_memo *m = event_rows(l, p, d, ev, cls);
+	struct rows_memo *m = event_rows(l, p, d, ev, cls);
 	if (m->named && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) &&
 	    (ev->flags & IOP_EV_BYTES)) {
 		k.seq_known = true;
 		k.sequential = proc_sequential(p, ev->file, ev->offset, ev->bytes);
 	}
-	/* The rows first, then their cells and histogram buckets fetched
-	 * together, then the updates: in a tick of thousands of rows those
-	 * are cold, and waiting for them one row after the other was a fifth
-	 * of the leaf's time. */
+	/* An entry's first calls go to its rows (RANK, FILE, SITE; the
+	 * LAYER row is summed at the tick's close), the cells and histogram
+	 * buckets fetched together first: in a tick of thousands of rows
+	 * they are cold. Its next calls go to its acc, in cache, and reach
+	 * the rows together when the entry is flushed: cold rows were the
+	 * leaf's largest cost, and a merge costs a few calls (a file's open,
+	 * stat and close add directly). Sums, bucket counts, min and max come
+	 * out the same in any order. */
 	const uint32_t *row = m->row, n = m->n;
 	struct coll_cell *cell = d->tick.cell;
-	for (uint32_t i = 0; i < n; i++)
-		if (row[i] != UINT32_MAX) {
-			__builtin_prefetch(&cell[row[i]], 1);
-			__builtin_prefetch(&cell[row[i]].hist, 1);
+	if (m->calls++ >= DIRECT && m->gen) {
+		add_to_cell(&m->acc, &k);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			if (row[i] != UINT32_MAX) {
+				__builtin_prefetch(&cell[row[i]], 1);
+				__builtin_prefetch(&cell[row[i]].hist, 1);
+			}
+		for (uint32_t i = 0; i < n; i++) {
+			const struct iop_hist *h = row[i] != UINT32_MAX ? &cell[row[i]].hist : NULL;
+			if (h && h->bucket && k.bucket >= h->lo && k.bucket < h->hi)
+				__builtin_prefetch(&h->bucket[k.bucket - h->lo], 1);
 		}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct iop_hist *h = row[i] != UINT32_MAX ? &cell[row[i]].hist : NULL;
-		if (h && h->bucket && k.bucket >= h->lo && k.bucket < h->hi)
-			__builtin_prefetch(&h->bucket[k.bucket - h->lo], 1);
+		for (uint32_t i = 0; i < n; i++)
+			if (row[i] != UINT32_MAX)
+				add_to_cell(&cell[row[i]], &k);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		if (row[i] != UINT32_MAX)
-			add_to_cell(&cell[row[i]], &k);
 	add_busy(l, p, ev, cls, d->tick.t, row[0] == UINT32_MAX ? NULL : &cell[row[0]]);
 }
 
@@ -556,7 +606,8 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 {
 	struct iop_frame_out out;
 	if (++l->frame_gen == 0) { /* 0 marks an empty memo entry */
-		memset(l->memo, 0, sizeof(l->memo));
+		for (int i = 0; i < MEMO; i++)
+			l->memo[i].gen = 0;
 		l->frame_gen = 1;
 	}
 	enum iop_err e = decode(l, buf, len, &out);
@@ -579,6 +630,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 		take_counters(l, p, &out, now_ns);
 		for (uint32_t i = 0; i < out.frame.n_events; i++)
 			add_event(l, p, &out.events[i]);
+		flush_memos(l);
 		return IOP_OK;
 	}
 	p->seq = h->seq;
@@ -590,6 +642,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	take_inflight(p, &out);
 	for (uint32_t i = 0; i < out.frame.n_events; i++)
 		add_event(l, p, &out.events[i]);
+	flush_memos(l);
 	if (h->flags & IOP_FRAME_FINAL) {
 		p->ended = true;
 		p->overtaken_from = before == UINT64_MAX ? 0 : before + 1;
