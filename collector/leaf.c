@@ -596,8 +596,8 @@ static enum iop_err decode(struct coll_leaf *l, const uint8_t *buf, size_t len,
 		e = iop_frame_counter(fr, &s->counters[i]);
 	for (uint32_t i = 0; !e && i < f->n_inflight; i++)
 		e = iop_frame_inflight(fr, &s->inflight[i]);
-	for (uint32_t i = 0; !e && i < f->n_events; i++)
-		e = iop_frame_event(fr, &s->events[i]);
+	if (!e)
+		e = iop_frame_events(fr, s->events, f->n_events);
 	return e ? e : iop_frame_close(fr);
 }
 
