@@ -300,6 +300,14 @@ static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event
 	if (ev->end_ns <= start)
 		return;
 	*until = ev->end_ns;
+	/* The usual call: [start, end] within its own tick (the loop below
+	 * then visits that tick alone). */
+	uint64_t own = (uint64_t)end_tick * l->cfg.tick_ns;
+	if (start >= own && ev->end_ns - own <= l->cfg.tick_ns) {
+		if (end_cell)
+			end_cell->busy_ns += ev->end_ns - start;
+		return;
+	}
 	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
 	/* Only the open ticks: a call may claim to have lasted hours (or a
 	 * forged one, 2^64 ns), and walking every tick it spans would not end. */
