@@ -210,6 +210,11 @@ enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_coun
 	return coll_ctrset_add(&d->ctr, c, MAX_COUNTERS, NULL);
 }
 
+enum iop_err coll_delta_add_counters(struct coll_delta *d, const struct coll_counter *v, uint32_t n)
+{
+	return coll_ctrset_add_all(&d->ctr, v, n, MAX_COUNTERS);
+}
+
 enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p)
 {
 	enum iop_err e =
@@ -253,13 +258,14 @@ static inline __attribute__((always_inline)) void ctr_prefetch(const struct coll
 	}
 }
 
-enum iop_err coll_delta_add_counters(struct coll_delta *d, const struct coll_counter *v, uint32_t n)
+enum iop_err coll_ctrset_add_all(struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
+                                 uint32_t max)
 {
 	enum iop_err first = IOP_OK;
 	for (uint32_t i = 0; i < n; i++) {
-		ctr_prefetch(&d->ctr, v, n, i);
-		enum iop_err e = coll_delta_add_counter(d, &v[i]);
-		if (!first)
+		ctr_prefetch(s, v, n, i);
+		enum iop_err e = coll_ctrset_add(s, &v[i], max, NULL);
+		if (e && !first)
 			first = e;
 	}
 	return first;

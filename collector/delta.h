@@ -47,6 +47,13 @@ void coll_ctrset_clear(struct coll_ctrset *s);
  * max counters, NOMEM; the set is unchanged then. */
 enum iop_err coll_ctrset_add(struct coll_ctrset *s, const struct coll_counter *c, uint32_t max,
                              struct coll_counter *grew);
+/* Adds the n counters of v in turn, as coll_ctrset_add does, fetching the
+ * index slots and counters of those a few ahead while it works: the root
+ * adds hundreds of thousands a tick to a set of a million, and each add
+ * waited on memory twice. Goes on past a counter it cannot add and
+ * returns the first error. */
+enum iop_err coll_ctrset_add_all(struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
+                                 uint32_t max);
 
 enum coll_proc_state {
 	COLL_PROC_JOINED = 1, /* first frame of a process */
@@ -95,10 +102,10 @@ enum iop_err coll_delta_add_name(struct coll_delta *d, uint64_t hash, uint8_t ki
                                  const char *text, uint32_t len);
 /* Adds a counter, or raises the one of the same process and key. */
 enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_counter *c);
-/* coll_delta_add_counter for each of v[0..n), in order, the next ones
- * fetched ahead (a leaf adds a frame's counters to a set of a tick's
- * tens of thousands); one that fails is left out, the others added.
- * The first error. */
+/* coll_delta_add_counter for each of v[0..n), in order
+ * (coll_ctrset_add_all: a leaf adds a frame's counters to a tick's tens
+ * of thousands); one that fails is left out, the others added. The
+ * first error. */
 enum iop_err coll_delta_add_counters(struct coll_delta *d, const struct coll_counter *v, uint32_t n);
 enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p);
 void coll_monitor_add(struct coll_monitor *dst, const struct coll_monitor *src);
