@@ -210,6 +210,11 @@ enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_coun
 	return coll_ctrset_add(&d->ctr, c, MAX_COUNTERS, NULL);
 }
 
+enum iop_err coll_delta_add_counters(struct coll_delta *d, const struct coll_counter *v, uint32_t n)
+{
+	return coll_ctrset_add_all(&d->ctr, v, n, MAX_COUNTERS);
+}
+
 enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p)
 {
 	enum iop_err e =

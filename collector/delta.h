@@ -102,6 +102,11 @@ enum iop_err coll_delta_add_name(struct coll_delta *d, uint64_t hash, uint8_t ki
                                  const char *text, uint32_t len);
 /* Adds a counter, or raises the one of the same process and key. */
 enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_counter *c);
+/* coll_delta_add_counter for each of v[0..n), in order
+ * (coll_ctrset_add_all: a leaf adds a frame's counters to a tick's tens
+ * of thousands); one that fails is left out, the others added. The
+ * first error. */
+enum iop_err coll_delta_add_counters(struct coll_delta *d, const struct coll_counter *v, uint32_t n);
 enum iop_err coll_delta_add_proc(struct coll_delta *d, const struct coll_proc *p);
 void coll_monitor_add(struct coll_monitor *dst, const struct coll_monitor *src);
 /* dst += src: rows, names, counters, processes and monitor counts. The

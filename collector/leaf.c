@@ -11,6 +11,16 @@
 #include "proc.h"
 
 #define RING 64 /* open ticks at most; events further ahead are clamped */
+#define MEMO   16 /* rows_memo entries (h >> 28 picks one) */
+#define DIRECT 4  /* calls of an entry added to its rows directly, before its acc */
+
+/* What one call adds to each of its rows. */
+struct call {
+	const struct iop_event *ev;
+	uint64_t excl_ns;
+	unsigned bucket; /* of its latency in the histograms */
+	bool seq_known, sequential;
+};
 
 struct coll_leaf {
 	struct coll_leaf_cfg cfg;
@@ -22,6 +32,18 @@ struct coll_leaf {
 	struct proc *procs;
 	uint32_t n_procs, cap_procs;
 	struct proc_rowc layer_row[4][4]; /* cached_row() entries of the LAYER rows */
+	uint32_t frame_gen;               /* frames taken: rows_memo entries' age */
+	struct rows_memo {                /* an event's rows, for the next like it */
+		struct coll_delta *d;     /* the tick they are in */
+		uint32_t gen;             /* frame_gen of its frame (0: none yet) */
+		uint32_t file, site;      /* name ids (the frame's process's) */
+		uint8_t layer, cls, n;    /* n rows: RANK, FILE?, SITE? */
+		bool named;               /* the file id has a name */
+		uint32_t row[3];
+		uint32_t calls;           /* calls seen since found */
+		struct coll_cell acc;     /* calls not yet added to the rows */
+	} memo[MEMO];
+	uint32_t *acc_buckets; /* the accs' histograms: IOP_HIST_BUCKETS each */
 	uint32_t *slot; /* (node, pid) index: proc index + 1 */
 	uint32_t n_slots;
 	struct scratch { /* decoded frame, grown to the largest frame seen */
@@ -29,7 +51,8 @@ struct coll_leaf {
 		struct iop_counter *counters;
 		struct iop_inflight *inflight;
 		struct iop_event *events;
-		uint32_t n_names, n_counters, n_inflight, n_events;
+		struct coll_counter *grown; /* take_counters(): the counters that grew */
+		uint32_t n_names, n_counters, n_inflight, n_events, n_grown;
 	} scratch;
 };
 
@@ -75,6 +98,19 @@ enum iop_err coll_leaf_new(const struct coll_leaf_cfg *cfg, uint64_t now_ns,
 		coll_delta_init(&l->ring[i], l->oldest + i, cfg->tick_ns);
 	for (int64_t t = l->oldest; t < l->oldest + RING; t++)
 		l->ring[t % RING].tick.t = t;
+	l->acc_buckets = calloc((size_t)MEMO * IOP_HIST_BUCKETS, sizeof(*l->acc_buckets));
+	if (!l->acc_buckets) {
+		coll_leaf_free(l);
+		return IOP_ERR_NOMEM;
+	}
+	for (int i = 0; i < MEMO; i++) {
+		/* every bucket stored: recording into it never allocates */
+		struct iop_hist *h = &l->memo[i].acc.hist;
+		h->bucket = l->acc_buckets + (size_t)i * IOP_HIST_BUCKETS;
+		h->lo = 0;
+		h->hi = IOP_HIST_BUCKETS;
+		h->borrowed = 1;
+	}
 	*out = l;
 	return IOP_OK;
 }
@@ -93,6 +129,8 @@ void coll_leaf_free(struct coll_leaf *l)
 	free(l->scratch.counters);
 	free(l->scratch.inflight);
 	free(l->scratch.events);
+	free(l->scratch.grown);
+	free(l->acc_buckets);
 	coll_names_free(&l->names);
 	free(l);
 }
@@ -229,14 +267,6 @@ static enum seq_verdict accept_seq(struct coll_leaf *l, struct proc *p,
 
 /* ---- events ---- */
 
-/* What one call adds to each of its rows. */
-struct call {
-	const struct iop_event *ev;
-	uint64_t excl_ns;
-	unsigned bucket; /* of its latency in the histograms */
-	bool seq_known, sequential;
-};
-
 static void add_to_cell(struct coll_cell *c, const struct call *k)
 {
 	const struct iop_event *ev = k->ev;
@@ -270,6 +300,14 @@ static void add_busy(struct coll_leaf *l, struct proc *p, const struct iop_event
 	if (ev->end_ns <= start)
 		return;
 	*until = ev->end_ns;
+	/* The usual call: [start, end] within its own tick (the loop below
+	 * then visits that tick alone). */
+	uint64_t own = (uint64_t)end_tick * l->cfg.tick_ns;
+	if (start >= own && ev->end_ns - own <= l->cfg.tick_ns) {
+		if (end_cell)
+			end_cell->busy_ns += ev->end_ns - start;
+		return;
+	}
 	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
 	/* Only the open ticks: a call may claim to have lasted hours (or a
 	 * forged one, 2^64 ns), and walking every tick it spans would not end. */
@@ -330,6 +368,85 @@ static uint32_t row_index(const struct coll_delta *d, const struct coll_cell *c)
 	return c ? (uint32_t)(c - d->tick.cell) : UINT32_MAX;
 }
 
+/* The rows of an event of p in d (RANK, LAYER, FILE, SITE: the order new
+ * rows take) into m: n, and UINT32_MAX for a row a lookup could not add.
+ * The LAYER row is only made to exist, in its place: it is filled when
+ * the tick closes (sum_layer_rows). Indexes, not pointers: a lookup may
+ * move the rows. False when a lookup failed (no memory). */
+static bool find_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
+                      const struct iop_event *ev, unsigned cls, struct rows_memo *m)
+{
+	uint32_t n = 0;
+	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
+	m->row[n++] = row_index(d, cached_row(d, &key, &p->row[ev->layer][cls]));
+	key = coll_key_layer(ev->layer, cls);
+	bool whole = cached_row(d, &key, &l->layer_row[ev->layer][cls]) != NULL;
+	uint64_t file = ev->file ? proc_hash(p, ev->file) : 0;
+	if (file) {
+		key = coll_key_file(file, ev->layer, cls);
+		m->row[n++] = row_index(d, id_row(d, p, &key));
+	}
+	uint64_t site = ev->site ? proc_hash(p, ev->site) : 0;
+	if (site) {
+		key = coll_key_site(site, ev->layer, cls);
+		m->row[n++] = row_index(d, id_row(d, p, &key));
+	}
+	m->n = (uint8_t)n;
+	m->named = file != 0;
+	for (uint32_t i = 0; i < n; i++)
+		whole &= m->row[i] != UINT32_MAX;
+	return whole;
+}
+
+/* Adds the calls m gathered to its rows, and empties it. */
+static void flush_memo(struct rows_memo *m)
+{
+	if (!m->acc.ops)
+		return;
+	struct coll_cell *cell = m->d->tick.cell;
+	for (uint32_t i = 0; i < m->n; i++)
+		(void)coll_cell_merge(&cell[m->row[i]], &m->acc);
+	struct iop_hist h = m->acc.hist;
+	iop_hist_reset(&h);
+	memset(&m->acc, 0, sizeof(m->acc));
+	m->acc.hist = h;
+}
+
+/* Adds what the frame's events left in the memo to their rows: done
+ * before the frame is over, so nothing waits in it across frames. */
+static void flush_memos(struct coll_leaf *l)
+{
+	for (int i = 0; i < MEMO; i++)
+		flush_memo(&l->memo[i]);
+}
+
+/* The rows of an event, through the memo of the frame's events before:
+ * a process's calls mostly repeat (layer, class, file, site) (a run of
+ * writes, reads over a few files from a few sites), and their four rows,
+ * hashes and caches were a sixth of the leaf's time. An entry lives for
+ * one frame (its process, its names: take_names() ran before), in which
+ * an open tick's rows only grow. */
+static struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
+                                    const struct iop_event *ev, unsigned cls)
+{
+	uint32_t h = (ev->file * UINT32_C(0x9e3779b1)) ^ (ev->site * UINT32_C(0x85ebca77)) ^
+	             (ev->layer << 2 | cls) * UINT32_C(0xc2b2ae35);
+	struct rows_memo *m = &l->memo[h >> 28];
+	if (m->gen == l->frame_gen && m->d == d && m->file == ev->file && m->site == ev->site &&
+	    m->layer == ev->layer && m->cls == cls)
+		return m;
+	flush_memo(m);
+	/* a row out of memory: looked up again */
+	m->gen = find_rows(l, p, d, ev, cls, m) ? l->frame_gen : 0;
+	m->d = d;
+	m->file = ev->file;
+	m->site = ev->site;
+	m->layer = ev->layer;
+	m->cls = (uint8_t)cls;
+	m->calls = 0;
+	return m;
+}
+
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
 {
 	bool late;
@@ -342,44 +459,39 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 		k.excl_ns = ev->dur_ns - ev->child_ns;
 	else if (ev->flags & IOP_EV_CHILDREN)
 		k.excl_ns = 0;
-	uint64_t file = ev->file ? proc_hash(p, ev->file) : 0;
-	if (file && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) && (ev->flags & IOP_EV_BYTES)) {
+	struct rows_memo *m = event_rows(l, p, d, ev, cls);
+	if (m->named && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) &&
+	    (ev->flags & IOP_EV_BYTES)) {
 		k.seq_known = true;
 		k.sequential = proc_sequential(p, ev->file, ev->offset, ev->bytes);
 	}
-	/* The rows first (RANK, LAYER, FILE, SITE: the order new rows take),
-	 * then their cells and histogram buckets fetched together, then the
-	 * updates: in a tick of thousands of rows those are cold, and waiting
-	 * for them one row after the other was a fifth of the leaf's time.
-	 * Indexes, not pointers: a lookup may move the rows. */
-	uint32_t row[4], n = 0;
-	struct coll_key key = coll_key_rank(p->rank, ev->layer, cls);
-	row[n++] = row_index(d, cached_row(d, &key, &p->row[ev->layer][cls]));
-	key = coll_key_layer(ev->layer, cls);
-	row[n++] = row_index(d, cached_row(d, &key, &l->layer_row[ev->layer][cls]));
-	if (file) {
-		key = coll_key_file(file, ev->layer, cls);
-		row[n++] = row_index(d, id_row(d, p, &key));
-	}
-	uint64_t site = ev->site ? proc_hash(p, ev->site) : 0;
-	if (site) {
-		key = coll_key_site(site, ev->layer, cls);
-		row[n++] = row_index(d, id_row(d, p, &key));
-	}
+	/* An entry's first calls go to its rows (RANK, FILE, SITE; the
+	 * LAYER row is summed at the tick's close), the cells and histogram
+	 * buckets fetched together first: in a tick of thousands of rows
+	 * they are cold. Its next calls go to its acc, in cache, and reach
+	 * the rows together when the entry is flushed: cold rows were the
+	 * leaf's largest cost, and a merge costs a few calls (a file's open,
+	 * stat and close add directly). Sums, bucket counts, min and max come
+	 * out the same in any order. */
+	const uint32_t *row = m->row, n = m->n;
 	struct coll_cell *cell = d->tick.cell;
-	for (uint32_t i = 0; i < n; i++)
-		if (row[i] != UINT32_MAX) {
-			__builtin_prefetch(&cell[row[i]], 1);
-			__builtin_prefetch(&cell[row[i]].hist, 1);
+	if (m->calls++ >= DIRECT && m->gen) {
+		add_to_cell(&m->acc, &k);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			if (row[i] != UINT32_MAX) {
+				__builtin_prefetch(&cell[row[i]], 1);
+				__builtin_prefetch(&cell[row[i]].hist, 1);
+			}
+		for (uint32_t i = 0; i < n; i++) {
+			const struct iop_hist *h = row[i] != UINT32_MAX ? &cell[row[i]].hist : NULL;
+			if (h && h->bucket && k.bucket >= h->lo && k.bucket < h->hi)
+				__builtin_prefetch(&h->bucket[k.bucket - h->lo], 1);
 		}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct iop_hist *h = row[i] != UINT32_MAX ? &cell[row[i]].hist : NULL;
-		if (h && h->bucket && k.bucket >= h->lo && k.bucket < h->hi)
-			__builtin_prefetch(&h->bucket[k.bucket - h->lo], 1);
+		for (uint32_t i = 0; i < n; i++)
+			if (row[i] != UINT32_MAX)
+				add_to_cell(&cell[row[i]], &k);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		if (row[i] != UINT32_MAX)
-			add_to_cell(&cell[row[i]], &k);
 	add_busy(l, p, ev, cls, d->tick.t, row[0] == UINT32_MAX ? NULL : &cell[row[0]]);
 }
 
@@ -402,7 +514,10 @@ static void take_names(struct coll_leaf *l, struct proc *p, const struct iop_fra
 static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_frame_out *f,
                           uint64_t now_ns)
 {
-	struct coll_delta *d = delta_now(l, now_ns);
+	for (uint32_t i = 0; i < f->frame.n_counters; i++)
+		proc_counter_prefetch(p, &f->counters[i]);
+	struct coll_counter *grown = l->scratch.grown;
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < f->frame.n_counters; i++) {
 		const struct iop_counter *c = &f->counters[i];
 		struct iop_counter now;
@@ -413,13 +528,13 @@ static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_
 		 * one put under no file now would count twice later. */
 		if ((c->file && !file) || proc_counter(p, c, &now, &changed) != IOP_OK || !changed)
 			continue;
-		struct coll_counter k = {.file = file, .ops = now.ops,
-		                         .bytes = now.bytes, .time_ns = now.time_ns,
-		                         .errors = now.errors, .rank = p->rank, .node = p->node,
-		                         .pid = p->pid, .image = p->image, .layer = c->layer,
-		                         .cls = c->cls};
-		(void)coll_delta_add_counter(d, &k);
+		grown[n++] = (struct coll_counter){.file = file, .ops = now.ops,
+		                                   .bytes = now.bytes, .time_ns = now.time_ns,
+		                                   .errors = now.errors, .rank = p->rank,
+		                                   .node = p->node, .pid = p->pid, .image = p->image,
+		                                   .layer = c->layer, .cls = c->cls};
 	}
+	(void)coll_delta_add_counters(delta_now(l, now_ns), grown, n);
 }
 
 static void take_inflight(struct proc *p, const struct iop_frame_out *f)
@@ -475,7 +590,8 @@ static enum iop_err decode(struct coll_leaf *l, const uint8_t *buf, size_t len,
 	if (!scratch((void **)&s->names, &s->n_names, f->n_names, sizeof(*s->names)) ||
 	    !scratch((void **)&s->counters, &s->n_counters, f->n_counters, sizeof(*s->counters)) ||
 	    !scratch((void **)&s->inflight, &s->n_inflight, f->n_inflight, sizeof(*s->inflight)) ||
-	    !scratch((void **)&s->events, &s->n_events, f->n_events, sizeof(*s->events)))
+	    !scratch((void **)&s->events, &s->n_events, f->n_events, sizeof(*s->events)) ||
+	    !scratch((void **)&s->grown, &s->n_grown, f->n_counters, sizeof(*s->grown)))
 		return IOP_ERR_NOMEM;
 	out->names = s->names;
 	out->counters = s->counters;
@@ -488,8 +604,8 @@ static enum iop_err decode(struct coll_leaf *l, const uint8_t *buf, size_t len,
 		e = iop_frame_counter(fr, &s->counters[i]);
 	for (uint32_t i = 0; !e && i < f->n_inflight; i++)
 		e = iop_frame_inflight(fr, &s->inflight[i]);
-	for (uint32_t i = 0; !e && i < f->n_events; i++)
-		e = iop_frame_event(fr, &s->events[i]);
+	if (!e)
+		e = iop_frame_events(fr, s->events, f->n_events);
 	return e ? e : iop_frame_close(fr);
 }
 
@@ -497,6 +613,11 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
                              uint64_t now_ns)
 {
 	struct iop_frame_out out;
+	if (++l->frame_gen == 0) { /* 0 marks an empty memo entry */
+		for (int i = 0; i < MEMO; i++)
+			l->memo[i].gen = 0;
+		l->frame_gen = 1;
+	}
 	enum iop_err e = decode(l, buf, len, &out);
 	if (e)
 		return reject(l, e, now_ns);
@@ -517,6 +638,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 		take_counters(l, p, &out, now_ns);
 		for (uint32_t i = 0; i < out.frame.n_events; i++)
 			add_event(l, p, &out.events[i]);
+		flush_memos(l);
 		return IOP_OK;
 	}
 	p->seq = h->seq;
@@ -528,6 +650,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	take_inflight(p, &out);
 	for (uint32_t i = 0; i < out.frame.n_events; i++)
 		add_event(l, p, &out.events[i]);
+	flush_memos(l);
 	if (h->flags & IOP_FRAME_FINAL) {
 		p->ended = true;
 		p->overtaken_from = before == UINT64_MAX ? 0 : before + 1;
@@ -538,6 +661,37 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 }
 
 /* ---- closing ticks ---- */
+
+/* Fills the LAYER rows of a closing tick: each (layer, class)'s is the
+ * sum of its RANK rows' calls, since every call went to one RANK row of
+ * the tick and to the LAYER row of the same tick. Added there call by
+ * call, it was a fourth of each call's cells and histograms. A LAYER row
+ * has no busy time and no calls in flight (those are per rank); an empty
+ * RANK row (busy time only) adds nothing. */
+static void sum_layer_rows(struct coll_tick *t)
+{
+	uint32_t layer_row[IOP_LAYER__COUNT][IOP_CLASS__COUNT];
+	memset(layer_row, 0xff, sizeof(layer_row));
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->key[i].kind == COLL_ROW_LAYER)
+			layer_row[t->key[i].layer][t->key[i].cls] = i;
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct coll_key *k = &t->key[i];
+		if (k->kind != COLL_ROW_RANK || !t->cell[i].ops)
+			continue;
+		uint32_t to = layer_row[k->layer][k->cls];
+		if (to != UINT32_MAX)
+			(void)coll_cell_merge(&t->cell[to], &t->cell[i]);
+	}
+	for (unsigned layer = 0; layer < IOP_LAYER__COUNT; layer++)
+		for (unsigned cls = 0; cls < IOP_CLASS__COUNT; cls++) {
+			uint32_t at = layer_row[layer][cls];
+			if (at != UINT32_MAX) {
+				struct coll_cell *c = &t->cell[at];
+				c->busy_ns = c->inflight = c->oldest_ns = 0;
+			}
+		}
+}
 
 static void add_inflight_rows(struct coll_leaf *l, struct coll_tick *t)
 {
@@ -593,6 +747,7 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 	int64_t last = flush ? tick_of(l, now_ns) + 1 : l->oldest - 1;
 	while (flush ? l->oldest <= last : coll_leaf_next_close_ns(l) <= now_ns) {
 		struct coll_delta *d = &l->ring[l->oldest % RING];
+		sum_layer_rows(&d->tick);
 		add_inflight_rows(l, &d->tick);
 		(void)coll_tick_fold_files(&d->tick, l->cfg.max_files);
 		fn(arg, d);

@@ -67,7 +67,7 @@ bool proc_sequential(struct proc *p, uint32_t file, uint64_t offset, uint64_t by
 
 static uint32_t ctr_probe(const struct proc *p, uint64_t key)
 {
-	uint32_t mask = p->ctr_slots - 1, i = (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 40) & mask;
+	uint32_t mask = p->ctr_slots - 1, i = proc_counter_home(p, key);
 	while (p->ctr[i].key && p->ctr[i].key != key)
 		i = (i + 1) & mask;
 	return i;
@@ -96,8 +96,7 @@ static enum iop_err ctr_grow(struct proc *p)
 enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *latest,
                           bool *changed)
 {
-	/* +1 keeps the key of file 0, layer 0, class 0 apart from "empty". */
-	uint64_t key = ((uint64_t)c->file << 8 | (uint64_t)c->layer << 4 | c->cls) + 1;
+	uint64_t key = proc_counter_key(c);
 	if ((p->n_ctr + 1) * 2 > p->ctr_slots) {
 		enum iop_err e = ctr_grow(p);
 		if (e)

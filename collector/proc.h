@@ -65,6 +65,30 @@ static inline uint64_t proc_hash(const struct proc *p, uint32_t id)
 }
 enum iop_err proc_set_name(struct proc *p, uint32_t id, uint64_t hash);
 
+/* A counter's key in p's set: +1 keeps file 0, layer 0, class 0 apart
+ * from an empty slot. */
+static inline uint64_t proc_counter_key(const struct iop_counter *c)
+{
+	return ((uint64_t)c->file << 8 | (uint64_t)c->layer << 4 | c->cls) + 1;
+}
+
+/* The slot where the probe for key starts. */
+static inline uint32_t proc_counter_home(const struct proc *p, uint64_t key)
+{
+	return (uint32_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 40) & (p->ctr_slots - 1);
+}
+
+/* Starts fetching c's slot: a frame's counters are looked up in a set of
+ * a process seen 64 frames ago, each a cache miss when waited for one
+ * after the other. always_inline: GCC drops a call whose only effect is
+ * a prefetch (docs/collector.md). */
+__attribute__((always_inline)) static inline void proc_counter_prefetch(const struct proc *p,
+                                                                        const struct iop_counter *c)
+{
+	if (p->ctr_slots)
+		__builtin_prefetch(&p->ctr[proc_counter_home(p, proc_counter_key(c))]);
+}
+
 /* Stores a cumulative counter: *latest = the process's values now (each
  * the largest seen: a count going backwards is not trusted), *changed =
  * whether they grew. */

@@ -198,6 +198,16 @@ enum iop_err iop_ev_load(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_e
 	return load_checked(c, p, ev);
 }
 
+uint32_t iop_ev_load_n(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev, uint32_t n,
+                       enum iop_err *err)
+{
+	*err = IOP_OK;
+	for (uint32_t i = 0; i < n; i++)
+		if ((*err = iop_ev_load(c, p, &ev[i])) != IOP_OK)
+			return i;
+	return n;
+}
+
 /* Slow path near the end of the payload: every byte is bounds-checked. */
 static enum iop_err load_checked(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
 {

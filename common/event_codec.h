@@ -28,4 +28,9 @@ uint8_t *iop_ev_store(uint8_t *out, struct iop_ev_pred *p, const struct iop_even
  * (TRUNCATED, MALFORMED) or MALFORMED for values out of range. */
 enum iop_err iop_ev_load(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev);
 
+/* iop_ev_load into ev[0], ev[1]... up to n events or the first error
+ * (*err; IOP_OK when none): the events loaded. */
+uint32_t iop_ev_load_n(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev, uint32_t n,
+                       enum iop_err *err);
+
 #endif

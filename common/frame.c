@@ -411,6 +411,22 @@ enum iop_err iop_frame_event(struct iop_frame *f, struct iop_event *ev)
 	return done(f, iop_ev_load(&f->c, &f->pred, ev));
 }
 
+enum iop_err iop_frame_events(struct iop_frame *f, struct iop_event *ev, uint32_t n)
+{
+	if (n == 0)
+		return IOP_OK;
+	enum iop_err err = take(f, S_EVENTS);
+	if (err != IOP_OK)
+		return err;
+	uint32_t want = n < f->left ? n : f->left;
+	uint32_t got = iop_ev_load_n(&f->c, &f->pred, ev, want, &err);
+	f->left -= got;
+	if (err != IOP_OK)
+		return done(f, err);
+	settle(f);
+	return want < n ? IOP_ERR_STATE : IOP_OK; /* asked past the last event */
+}
+
 enum iop_err iop_frame_close(struct iop_frame *f)
 {
 	if (f->c.err != IOP_OK)
@@ -441,8 +457,7 @@ enum iop_err iop_frame_decode(const uint8_t *buf, size_t len, const struct iop_k
 	for (uint32_t i = 0; i < f->n_inflight; i++)
 		if ((err = iop_frame_inflight(f, &out->inflight[i])) != IOP_OK)
 			return err;
-	for (uint32_t i = 0; i < f->n_events; i++)
-		if ((err = iop_frame_event(f, &out->events[i])) != IOP_OK)
-			return err;
+	if ((err = iop_frame_events(f, out->events, f->n_events)) != IOP_OK)
+		return err;
 	return iop_frame_close(f);
 }

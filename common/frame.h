@@ -168,6 +168,9 @@ enum iop_err iop_frame_name(struct iop_frame *f, struct iop_name *n);
 enum iop_err iop_frame_counter(struct iop_frame *f, struct iop_counter *c);
 enum iop_err iop_frame_inflight(struct iop_frame *f, struct iop_inflight *fl);
 enum iop_err iop_frame_event(struct iop_frame *f, struct iop_event *ev);
+/* iop_frame_event n times into ev[0..n), the first error ending it (the
+ * same errors, in one call: a leaf reads a thousand events a frame). */
+enum iop_err iop_frame_events(struct iop_frame *f, struct iop_event *ev, uint32_t n);
 enum iop_err iop_frame_close(struct iop_frame *f);
 
 /* Caller-provided arrays for iop_frame_decode; *_cap is each array's length.

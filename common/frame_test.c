@@ -702,6 +702,46 @@ static void malformed_fields(void **state)
 	assert_int_equal(open_err(buf, len), IOP_ERR_MALFORMED);
 }
 
+/* Varints of every length (1 to 10 bytes) in events far from the
+ * payload's end, where the decoder reads them without a bounds check a
+ * byte, and near it; a 10th byte above 1 refused there too. */
+static void varints_of_every_length(void **state)
+{
+	(void)state;
+	enum { N = 60 };
+	static struct iop_event src[N];
+	static uint8_t buf[8192];
+	struct iop_frame_enc e;
+	size_t len;
+	assert_int_equal(iop_enc_begin(&e, buf, sizeof buf, &hdr, NULL), IOP_OK);
+	for (unsigned i = 0; i < N; i++) {
+		unsigned k = 1 + i % 10; /* the varint's bytes */
+		uint64_t most = k == 10 ? UINT64_MAX : (UINT64_C(1) << (7 * k)) - 1;
+		uint64_t least = k == 1 ? 1 : UINT64_C(1) << (7 * (k - 1));
+		src[i] = (struct iop_event){.end_ns = hdr.base_ns + i, .dur_ns = i % 7,
+		                            .offset = i % 2 ? most : least,
+		                            .bytes = i % 2 ? least : most, .file = 1,
+		                            .layer = IOP_LAYER_POSIX, .op = IOP_OP_READ,
+		                            .flags = IOP_EV_OFFSET | IOP_EV_BYTES};
+		assert_int_equal(iop_enc_event(&e, &src[i]), IOP_OK);
+	}
+	assert_int_equal(iop_enc_finish(&e, &key, &len), IOP_OK);
+	struct decoded *d = decoded_new();
+	assert_int_equal(iop_frame_decode(buf, len, &key, &d->out), IOP_OK);
+	for (unsigned i = 0; i < N; i++)
+		assert_event_equal(&src[i], &d->events[i]);
+	free(d);
+
+	uint8_t raw[200] = {IOP_OP_READ, 0}; /* end delta of 10 bytes, then padding */
+	memset(raw + 2, 0xff, 9);
+	raw[11] = 1;
+	len = frame_with_raw_event(buf, sizeof buf, raw, sizeof raw);
+	assert_int_equal(decode_err(buf, len), IOP_ERR_INCONSISTENT); /* read, padding left */
+	raw[11] = 2;
+	len = frame_with_raw_event(buf, sizeof buf, raw, sizeof raw);
+	assert_int_equal(decode_err(buf, len), IOP_ERR_MALFORMED);
+}
+
 static void sections_must_be_read_in_order(void **state)
 {
 	uint8_t buf[4096];
@@ -742,6 +782,7 @@ int main(void)
 	    cmocka_unit_test(oversized_lengths_and_counts),
 	    cmocka_unit_test(counts_that_do_not_match_the_data),
 	    cmocka_unit_test(malformed_fields),
+	    cmocka_unit_test(varints_of_every_length),
 	    cmocka_unit_test(sections_must_be_read_in_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -54,7 +54,7 @@ static inline enum iop_err iop_hist_record(struct iop_hist *h, uint64_t ns)
 }
 
 /* iop_hist_record(h, ns) when the caller knows b = iop_hist_bucket(ns):
- * a leaf records each call in four rows' histograms, and this, inline,
+ * a leaf records a call in several rows' histograms, and this, inline,
  * costs one bucket computation a call and no function call when the
  * bucket is stored (the usual case). */
 static inline enum iop_err iop_hist_record_at(struct iop_hist *h, uint64_t ns, unsigned b)
