@@ -10,7 +10,9 @@
  * a leaf would receive them. Median of 5 runs over the same frames, a fresh
  * leaf each run. The rate is per second of the thread's CPU time (one
  * core, whatever else the machine runs); the wall-clock rate is printed
- * beside it. Usage: ingest_bench [NAME...]. Prints "NAME VALUE UNIT". */
+ * beside it. INGEST_LEAF_FILES=N makes the leaf keep N files a tick
+ * (default COLL_LEAF_MAX_FILES, 512; 2048 before). Usage: ingest_bench
+ * [NAME...]. Prints "NAME VALUE UNIT". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,8 @@ int main(int argc, char **argv)
 		coll_leaf_cfg_default(&cfg);
 		cfg.job_id = 1;
 		cfg.key = key;
+		if (getenv("INGEST_LEAF_FILES"))
+			cfg.max_files = (uint32_t)atoi(getenv("INGEST_LEAF_FILES"));
 		struct coll_leaf *leaf;
 		if (coll_leaf_new(&cfg, f[0].at, &leaf) != IOP_OK)
 			return 2;
