@@ -48,6 +48,9 @@ struct fault_cfg {
 	unsigned delay_fns;           /* enum fault_fn bits the delay applies to */
 	unsigned hang_fns;            /* the first matching call of these hangs */
 	uint64_t hang_ns;             /* how long it hangs; FAULT_NEVER: until killed */
+	uint64_t epoch_ns;            /* IOPFAULT_EPOCH_S: the window counts from this Unix
+	                                 time (ns), the same for every process; 0: from
+	                                 the library's load */
 	uint64_t after_ns;            /* faults start this long after the library loaded */
 	uint64_t until_ns;            /* ... and end here (FAULT_NEVER: they do not) */
 	char *globs[FAULT_MAX_GLOBS]; /* IOPFAULT_FILE patterns; none: every file */
@@ -69,6 +72,8 @@ void fault_cfg_free(struct fault_cfg *cfg);
 bool fault_rank_in_list(const char *list, uint32_t rank, bool *match);
 bool fault_parse_fns(const char *list, unsigned *fns);
 bool fault_parse_seconds(const char *s, uint64_t *ns);
+/* A Unix time in seconds (a fraction allowed), after 2001 and before 5138. */
+bool fault_parse_epoch(const char *s, uint64_t *ns);
 
 /* One line per active fault, for IOPFAULT_VERBOSE, into buf. */
 size_t fault_cfg_describe(const struct fault_cfg *cfg, char *buf, size_t cap);

@@ -92,6 +92,17 @@ bool fault_parse_seconds(const char *s, uint64_t *ns)
 	return true;
 }
 
+bool fault_parse_epoch(const char *s, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 1e9) || v >= 1e11)
+		return false;
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return true;
+}
+
 static void fail(struct fault_cfg *cfg, const char *var, const char *val)
 {
 	if (!cfg->bad)
@@ -163,6 +174,8 @@ void fault_cfg_read(struct fault_cfg *cfg, fault_getenv_fn *get, bool launcher)
 		fail(cfg, "IOPFAULT_HANG", v);
 	if ((v = var(get, "IOPFAULT_HANG_S")) && !fault_parse_seconds(v, &cfg->hang_ns))
 		fail(cfg, "IOPFAULT_HANG_S", v);
+	if ((v = var(get, "IOPFAULT_EPOCH_S")) && !fault_parse_epoch(v, &cfg->epoch_ns))
+		fail(cfg, "IOPFAULT_EPOCH_S", v);
 	if ((v = var(get, "IOPFAULT_AFTER_S")) && !fault_parse_seconds(v, &cfg->after_ns))
 		fail(cfg, "IOPFAULT_AFTER_S", v);
 	if ((v = var(get, "IOPFAULT_UNTIL_S")) &&
@@ -225,11 +238,16 @@ size_t fault_cfg_describe(const struct fault_cfg *cfg, char *buf, size_t cap)
 	    cfg->active ? "faults active" : "no fault here");
 	if (!cfg->active)
 		return n;
+	char from[64];
+	if (cfg->epoch_ns)
+		snprintf(from, sizeof from, "from %.3f", (double)cfg->epoch_ns / 1e9);
+	else
+		snprintf(from, sizeof from, "from library load");
 	add(buf, cap, &n, "iopfault:   window %.3f s .. ", (double)cfg->after_ns / 1e9);
 	if (cfg->until_ns == FAULT_NEVER)
-		add(buf, cap, &n, "end of process (from library load)\n");
+		add(buf, cap, &n, "end of process (%s)\n", from);
 	else
-		add(buf, cap, &n, "%.3f s (from library load)\n", (double)cfg->until_ns / 1e9);
+		add(buf, cap, &n, "%.3f s (%s)\n", (double)cfg->until_ns / 1e9, from);
 	add(buf, cap, &n, "iopfault:   regular files: ");
 	for (unsigned i = 0; i < cfg->n_globs; i++)
 		add(buf, cap, &n, "%s'%s'", i ? " or " : "", cfg->globs[i]);

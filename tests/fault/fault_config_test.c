@@ -73,6 +73,34 @@ static void seconds(void **state)
 	assert_false(fault_parse_seconds("", &ns));
 }
 
+/* IOPFAULT_EPOCH_S: a Unix time; the window then counts from it for
+ * every process, and the description says so. */
+static void epoch(void **state)
+{
+	uint64_t ns;
+	assert_true(fault_parse_epoch("1795319888.5", &ns));
+	assert_int_equal(ns, 1795319888500000000ull);
+	assert_false(fault_parse_epoch("8", &ns)); /* seconds, not a time */
+	assert_false(fault_parse_epoch("-1795319888", &ns));
+	assert_false(fault_parse_epoch("1e12", &ns));
+	assert_false(fault_parse_epoch("now", &ns));
+	static const char *const env[] = {"IOPFAULT_DELAY_US", "10", "IOPFAULT_EPOCH_S",
+	                                  "1795319888", "IOPFAULT_AFTER_S", "8", NULL};
+	struct fault_cfg cfg;
+	read_cfg(&cfg, env, false);
+	assert_true(cfg.active);
+	assert_int_equal(cfg.epoch_ns, 1795319888000000000ull);
+	char text[1024];
+	assert_true(fault_cfg_describe(&cfg, text, sizeof text) > 0);
+	assert_non_null(strstr(text, "window 8.000 s .. end of process (from 1795319888.000)"));
+	fault_cfg_free(&cfg);
+	static const char *const bad[] = {"IOPFAULT_DELAY_US", "10", "IOPFAULT_EPOCH_S", "8", NULL};
+	read_cfg(&cfg, bad, false);
+	assert_true(cfg.bad);
+	assert_false(cfg.active);
+	fault_cfg_free(&cfg);
+}
+
 static void slow_rank_selected(void **state)
 {
 	static const char *const env[] = {
@@ -174,6 +202,7 @@ int main(void)
 	    cmocka_unit_test(rank_lists),
 	    cmocka_unit_test(function_sets),
 	    cmocka_unit_test(seconds),
+	    cmocka_unit_test(epoch),
 	    cmocka_unit_test(slow_rank_selected),
 	    cmocka_unit_test(other_rank_and_launcher_untouched),
 	    cmocka_unit_test(shim_rank_override_first),

@@ -215,7 +215,17 @@ static bool file_selected(int fd)
 
 static bool in_window(void)
 {
-	uint64_t t = mono_ns() - load_ns;
+	uint64_t t;
+	if (cfg.epoch_ns) { /* one clock for every process of the job */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t now = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+		if (now < cfg.epoch_ns)
+			return false;
+		t = now - cfg.epoch_ns;
+	} else {
+		t = mono_ns() - load_ns;
+	}
 	return t >= cfg.after_ns && t < cfg.until_ns;
 }
 

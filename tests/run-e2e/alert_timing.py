@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import fail, launcher_cmd  # noqa: E402
@@ -87,6 +88,10 @@ def run(args, case, tmp):
                OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp,
                IOPFAULT_VERBOSE="1")
     env.update(case["fault"])  # iopulse run forwards IOPFAULT_* through the launcher
+    # Every rank's window from the same moment, not from its own library
+    # load: on a loaded machine the ranks started seconds apart, and a
+    # layer-wide fault was whole only when the last one's window opened.
+    env["IOPFAULT_EPOCH_S"] = "%.3f" % time.time()
     cmd = [args.iopulse, "run", "--headless", "--format", "jsonl", "--summary-json", summary,
            "--alerts", alerts, "--also-preload", args.fault, "--"]
     cmd += launcher_cmd(args.mpirun, case["ranks"])
