@@ -51,7 +51,8 @@ struct fault_cfg {
 	uint64_t epoch_ns;            /* IOPFAULT_EPOCH_S: the window counts from this Unix
 	                                 time (ns), the same for every process; 0: from
 	                                 the library's load */
-	uint64_t after_ns;            /* faults start this long after the library loaded */
+	uint64_t after_ns;            /* faults start this long after the library loaded
+	                                 (or after epoch_ns) */
 	uint64_t until_ns;            /* ... and end here (FAULT_NEVER: they do not) */
 	char *globs[FAULT_MAX_GLOBS]; /* IOPFAULT_FILE patterns; none: every file */
 	unsigned n_globs;

@@ -81,26 +81,26 @@ bool fault_parse_fns(const char *list, unsigned *fns)
 }
 
 /* Decimal seconds ("2", "0.25") to ns; at most a year. */
-bool fault_parse_seconds(const char *s, uint64_t *ns)
+/* A decimal number of seconds in [lo, hi], as ns. */
+static bool parse_seconds_in(const char *s, double lo, double hi, uint64_t *ns)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0) || v > 366.0 * 86400)
+	if (errno || end == s || *end || !(v >= lo) || v > hi)
 		return false;
 	*ns = (uint64_t)(v * 1e9 + 0.5);
 	return true;
 }
 
+bool fault_parse_seconds(const char *s, uint64_t *ns)
+{
+	return parse_seconds_in(s, 0, 366.0 * 86400, ns);
+}
+
 bool fault_parse_epoch(const char *s, uint64_t *ns)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 1e9) || v >= 1e11)
-		return false;
-	*ns = (uint64_t)(v * 1e9 + 0.5);
-	return true;
+	return parse_seconds_in(s, 1e9, 1e11, ns);
 }
 
 static void fail(struct fault_cfg *cfg, const char *var, const char *val)

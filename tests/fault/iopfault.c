@@ -95,11 +95,16 @@ void *fault_resolve(const char *name)
 	return p;
 }
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* Sleeps ns without busy-waiting; a signal does not cut it short. */
@@ -217,9 +222,7 @@ static bool in_window(void)
 {
 	uint64_t t;
 	if (cfg.epoch_ns) { /* one clock for every process of the job */
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t now = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+		uint64_t now = clock_ns(CLOCK_REALTIME);
 		if (now < cfg.epoch_ns)
 			return false;
 		t = now - cfg.epoch_ns;
@@ -231,9 +234,7 @@ static bool in_window(void)
 
 static double real_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_ns(CLOCK_REALTIME) / 1e9;
 }
 
 /* With IOPFAULT_VERBOSE, when the first selected call inside the window
