@@ -141,9 +141,9 @@ static uint32_t ctr_tag(uint64_t h)
 	return (uint32_t)(h >> (64 - (32 - CTR_BITS))) << CTR_BITS;
 }
 
-static uint32_t ctr_probe(const struct coll_ctrset *s, const struct coll_counter *c)
+/* The slot of c (h = counter_hash(c)), or the empty one it would take. */
+static uint32_t ctr_probe(const struct coll_ctrset *s, const struct coll_counter *c, uint64_t h)
 {
-	uint64_t h = counter_hash(c);
 	uint32_t mask = s->n_slots - 1, i = (uint32_t)(h >> 32) & mask, tag = ctr_tag(h);
 	for (uint32_t k; (k = s->slot[i]); i = (i + 1) & mask)
 		if ((k & ~CTR_MASK) == tag && counter_same(&s->v[(k & CTR_MASK) - 1], c))
@@ -160,8 +160,10 @@ static enum iop_err ctr_index_grow(struct coll_ctrset *s)
 	free(s->slot);
 	s->slot = v;
 	s->n_slots = n_slots;
-	for (uint32_t k = 0; k < s->n; k++)
-		s->slot[ctr_probe(s, &s->v[k])] = ctr_tag(counter_hash(&s->v[k])) | (k + 1);
+	for (uint32_t k = 0; k < s->n; k++) {
+		uint64_t h = counter_hash(&s->v[k]);
+		s->slot[ctr_probe(s, &s->v[k], h)] = ctr_tag(h) | (k + 1);
+	}
 	return IOP_OK;
 }
 
@@ -172,8 +174,9 @@ static uint64_t lift(uint64_t *dst, uint64_t v)
 	return up;
 }
 
-enum iop_err coll_ctrset_add(struct coll_ctrset *s, const struct coll_counter *c, uint32_t max,
-                             struct coll_counter *grew)
+/* coll_ctrset_add with c's hash (counter_hash) given. */
+static enum iop_err ctr_add(struct coll_ctrset *s, const struct coll_counter *c, uint64_t h,
+                            uint32_t max, struct coll_counter *grew)
 {
 	struct coll_counter scratch;
 	if (!grew)
@@ -188,7 +191,7 @@ enum iop_err coll_ctrset_add(struct coll_ctrset *s, const struct coll_counter *c
 		if (e)
 			return e;
 	}
-	uint32_t i = ctr_probe(s, c);
+	uint32_t i = ctr_probe(s, c, h);
 	if (s->slot[i]) {
 		struct coll_counter *d = &s->v[(s->slot[i] & CTR_MASK) - 1];
 		grew->ops = lift(&d->ops, c->ops);
@@ -201,8 +204,14 @@ enum iop_err coll_ctrset_add(struct coll_ctrset *s, const struct coll_counter *c
 	if (e)
 		return e;
 	s->v[s->n++] = *c;
-	s->slot[i] = ctr_tag(counter_hash(c)) | s->n;
+	s->slot[i] = ctr_tag(h) | s->n;
 	return IOP_OK;
+}
+
+enum iop_err coll_ctrset_add(struct coll_ctrset *s, const struct coll_counter *c, uint32_t max,
+                             struct coll_counter *grew)
+{
+	return ctr_add(s, c, counter_hash(c), max, grew);
 }
 
 enum iop_err coll_delta_add_counter(struct coll_delta *d, const struct coll_counter *c)
@@ -241,30 +250,34 @@ void coll_monitor_add(struct coll_monitor *dst, const struct coll_monitor *src)
  * a set of as many, and each add waited on memory twice. Hints only. */
 #define CTR_AHEAD 8
 
-/* inlined: GCC 12 drops a call whose only effect is a prefetch
- * (ipa-modref sees none) */
-static inline __attribute__((always_inline)) void ctr_prefetch(const struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
-                         uint32_t i)
-{
-	if (!s->n_slots)
-		return;
-	uint32_t mask = s->n_slots - 1;
-	if (i + 2 * CTR_AHEAD < n)
-		__builtin_prefetch(&s->slot[(uint32_t)(counter_hash(&v[i + 2 * CTR_AHEAD]) >> 32) & mask]);
-	if (i + CTR_AHEAD < n) {
-		uint32_t k = s->slot[(uint32_t)(counter_hash(&v[i + CTR_AHEAD]) >> 32) & mask];
-		if (k)
-			__builtin_prefetch(&s->v[(k & CTR_MASK) - 1]);
-	}
-}
+/* Each counter's hash is computed once, when it is 2 * CTR_AHEAD ahead,
+ * and kept until it is added. */
+#define CTR_RING 32 /* a power of two > 2 * CTR_AHEAD */
+_Static_assert(CTR_RING > 2 * CTR_AHEAD && (CTR_RING & (CTR_RING - 1)) == 0, "CTR_RING");
 
 enum iop_err coll_ctrset_add_all(struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
                                  uint32_t max)
 {
+	uint64_t h[CTR_RING];
+	for (uint32_t j = 0; j < n && j < 2 * CTR_AHEAD; j++)
+		h[j % CTR_RING] = counter_hash(&v[j]);
 	enum iop_err first = IOP_OK;
 	for (uint32_t i = 0; i < n; i++) {
-		ctr_prefetch(s, v, n, i);
-		enum iop_err e = coll_ctrset_add(s, &v[i], max, NULL);
+		uint32_t far = i + 2 * CTR_AHEAD, near = i + CTR_AHEAD;
+		if (far < n)
+			h[far % CTR_RING] = counter_hash(&v[far]);
+		/* hints only (the mask may change as the set grows) */
+		if (s->n_slots) {
+			uint32_t mask = s->n_slots - 1;
+			if (far < n)
+				__builtin_prefetch(&s->slot[(uint32_t)(h[far % CTR_RING] >> 32) & mask]);
+			if (near < n) {
+				uint32_t k = s->slot[(uint32_t)(h[near % CTR_RING] >> 32) & mask];
+				if (k)
+					__builtin_prefetch(&s->v[(k & CTR_MASK) - 1]);
+			}
+		}
+		enum iop_err e = ctr_add(s, &v[i], h[i % CTR_RING], max, NULL);
 		if (e && !first)
 			first = e;
 	}
