@@ -99,6 +99,12 @@ def run(args, case, tmp):
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                            timeout=TIMEOUT_S, text=True)
+    except subprocess.TimeoutExpired as t:
+        # what the job said before it stopped answering: which rank, which call
+        for part in (t.stdout, t.stderr):
+            if part:
+                sys.stderr.write(part if isinstance(part, str) else part.decode(errors="replace"))
+        fail("iopulse run did not end within %d s" % TIMEOUT_S)
     finally:
         shutil.rmtree(data, ignore_errors=True)
     sys.stderr.write(p.stderr)
