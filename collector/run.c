@@ -250,8 +250,15 @@ static char *preload_list(const char *shim, const char *also, const char *old)
 	return out;
 }
 
-/* In the child: the ranks' environment, then the command. */
-static void exec_command(struct run *r, const char *shim)
+/* In the parent, before the fork: the ranks' environment, set in this
+ * process's own (iopulse starts nothing else), and the command's argv
+ * (NULL: r->opt.cmd). Nothing of it is left to the child: a child of a
+ * process with threads (nanomsg's) may only call async-signal-safe
+ * functions before it execs, and a malloc there waited forever for a
+ * lock another thread held at the fork (ASan's allocator, seen twice). */
+static char **cmd_argv; /* what command_env made */
+
+static char **command_env(struct run *r, const char *shim)
 {
 	char key[IOP_KEY_HEX + 1], job[17], exe[PATH_MAX];
 	iop_key_to_hex(&r->card.key, key);
@@ -261,12 +268,9 @@ static void exec_command(struct run *r, const char *shim)
 	setenv("IOPULSE_KEY", key, 1);
 	setenv("IOPULSE_JOB", job, 1);
 	setenv("IOPULSE_FINAL_ADDR", r->in.final_url, 1);
-	int out = r->v ? r->view->output_fd(r->v) : -1;
-	int in = out >= 0 ? open("/dev/null", O_RDONLY) : -1;
-	if (in >= 0) /* the dashboard owns the terminal */
-		dup2(in, 0), dup2(out, 1), dup2(out, 2);
 	if (pre)
 		setenv("LD_PRELOAD", pre, 1);
+	free(pre);
 	/* Ranks on other nodes: the first on each starts the node's leaf
 	 * (docs/collector.md, "The tree"), which reaches this root. */
 	if (r->down) {
@@ -284,13 +288,28 @@ static void exec_command(struct run *r, const char *shim)
 	char **argv = r->down ? coll_forward_argv(r->opt.cmd) : NULL;
 	if (r->down && !argv)
 		coll_forward_env();
+	return argv;
+}
+
+/* In the child: async-signal-safe calls only, then the command. in and
+ * out (or -1): /dev/null and the dashboard's output file. */
+static void exec_command(struct run *r, char **argv, int in, int out)
+{
+	if (in >= 0 && out >= 0) /* the dashboard owns the terminal */
+		dup2(in, 0), dup2(out, 1), dup2(out, 2);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	execvp(r->opt.cmd[0], argv ? argv : r->opt.cmd);
-	fprintf(stderr, "iopulse run: cannot run %s: %s\n", r->opt.cmd[0], strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
+	int e = errno;
+	static const char what[] = "iopulse run: cannot run the command: ";
+	const char *why = e == ENOENT ? "not found\n" : "not executable\n";
+	(void)!write(2, what, sizeof what - 1);
+	(void)!write(2, r->opt.cmd[0], strlen(r->opt.cmd[0]));
+	(void)!write(2, ": ", 2);
+	(void)!write(2, why, strlen(why));
+	_exit(e == ENOENT ? 127 : 126);
 }
 
 /* ---- the engine's callbacks ---- */
@@ -508,12 +527,19 @@ static int start(struct run *r)
 	static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 	if ((sig_fd = coll_sigpipe_open(sigs, sizeof sigs / sizeof *sigs)) < 0)
 		return fail("cannot make a pipe", strerror(errno));
+	char **argv = command_env(r, shim);
+	int out = r->v ? r->view->output_fd(r->v) : -1;
+	int in = out >= 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
 	fflush(NULL);
 	r->child = fork();
-	if (r->child < 0)
-		return fail("cannot fork", strerror(errno));
 	if (r->child == 0)
-		exec_command(r, shim);
+		exec_command(r, argv, in, out);
+	int e = errno;
+	if (in >= 0)
+		close(in);
+	cmd_argv = argv; /* kept (and reachable) for the process's life */
+	if (r->child < 0)
+		return fail("cannot fork", strerror(e));
 	return 0;
 }
 
