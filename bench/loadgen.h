@@ -75,6 +75,7 @@ struct lg_rank {
 	bool host_announced, need_resync, final_sent;
 	/* what happened */
 	uint64_t seq, events, events_sent, dropped, frames, refused, wire_bytes, inflight;
+	uint64_t skipped; /* schedule slots skipped when more than a batch behind */
 	struct lg_sent sent;
 };
 

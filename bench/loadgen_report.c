@@ -106,15 +106,15 @@ static double rate(uint64_t n, double s)
 }
 
 /* The counts a rank and the totals both report, in this order. */
-enum { C_EVENTS, C_SENT, C_DROPPED, C_FRAMES, C_REFUSED, C_WIRE, C_INFLIGHT, C__COUNT };
+enum { C_EVENTS, C_SENT, C_DROPPED, C_FRAMES, C_REFUSED, C_WIRE, C_INFLIGHT, C_SKIPPED, C__COUNT };
 static const char *const count_names[C__COUNT] = {"events",          "events_sent",   "dropped",
                                                   "frames",          "refused_sends", "wire_bytes",
-                                                  "inflight_records"};
+                                                  "inflight_records", "skipped"};
 
 static void counts_of(const struct lg_rank *r, uint64_t v[C__COUNT])
 {
 	const uint64_t c[C__COUNT] = {r->events,  r->events_sent, r->dropped, r->frames,
-	                              r->refused, r->wire_bytes,  r->inflight};
+	                              r->refused, r->wire_bytes,  r->inflight, r->skipped};
 	memcpy(v, c, sizeof c);
 }
 

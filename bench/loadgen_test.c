@@ -236,7 +236,17 @@ static void exact_totals_two_urls(void **state)
 	       (long long)geti(t, "events"), (long long)geti(t, "frames"),
 	       getr(t, "bytes_per_event"), getr(t, "event_rate_per_s"),
 	       getr(t, "requested_rate_per_s"), ratio);
-	assert_true(fabs(ratio - 1) <= 0.10);
+	/* The rate is what the schedule allowed: never more than requested,
+	 * and any shortfall is slots the report says it skipped (a loaded
+	 * machine), not events lost on the way. */
+	assert_true(ratio <= 1.01);
+	uint64_t slots = (uint64_t)geti(t, "events") + (uint64_t)geti(t, "skipped");
+	uint64_t planned = 4 * 2000 * 2;
+	printf("loadgen: %llu slots of %llu planned, %lld skipped\n", (unsigned long long)slots,
+	       (unsigned long long)planned, (long long)geti(t, "skipped"));
+	assert_true(slots >= planned && slots <= planned + 4 * 8);
+	if (geti(t, "skipped") == 0)
+		assert_true(ratio >= 0.99);
 	json_decref(lg);
 	json_decref(sa);
 	json_decref(sb);
