@@ -179,6 +179,55 @@ static void rebuild_thinned_history(void **state)
 	coll_sim_free(&sim);
 }
 
+/* The history keeps its ticks packed (coll_tick_pack), all but each
+ * tier's newest: the same rows, quantiles and budget bytes as unpacked. */
+static void history_packed(void **state)
+{
+	(void)state;
+	struct coll_sim sim;
+	assert_int_equal(coll_sim_new(&sim, 3, IOP_WL_MIXED, T0, NULL, NULL, NULL), IOP_OK);
+	assert_int_equal(coll_sim_run_until(&sim, T0 + 20 * SEC, 64), IOP_OK);
+	const struct coll_tier *t0 = &coll_root_state(sim.root)->tier[0];
+	assert_true(t0->n > 10);
+	unsigned narrow = 0;
+	for (uint32_t j = 0; j + 1 < t0->n; j++) {
+		const struct coll_tick *k = &t0->v[(t0->head + j) % t0->cap];
+		for (uint32_t i = 0; i < k->n; i++) {
+			const struct iop_hist *h = &k->cell[i].hist;
+			if (h->count)
+				assert_true(h->borrowed); /* in the tick's own block */
+			narrow += h->width == 1;
+		}
+	}
+	assert_true(narrow > 0);
+	/* the newest tick, copied, then packed: the same contents and bytes */
+	const struct coll_tick *last = coll_state_last(coll_root_state(sim.root));
+	struct coll_tick a, b;
+	coll_tick_init(&a, last->t, last->tick_ns);
+	coll_tick_init(&b, last->t, last->tick_ns);
+	assert_int_equal(coll_tick_copy(&a, last), IOP_OK);
+	assert_int_equal(coll_tick_copy(&b, last), IOP_OK);
+	uint64_t bytes = coll_tick_bytes(&a);
+	assert_int_equal(coll_tick_pack(&a), IOP_OK);
+	assert_int_equal(coll_tick_bytes(&a), bytes);
+	assert_int_equal(a.n, b.n);
+	for (uint32_t i = 0; i < a.n; i++) {
+		assert_true(a.cell[i].hist.count == 0 || a.cell[i].hist.borrowed);
+		for (int q = 0; q <= 100; q++)
+			assert_int_equal(iop_hist_quantile(&a.cell[i].hist, q / 100.0),
+			                 iop_hist_quantile(&b.cell[i].hist, q / 100.0));
+	}
+	/* merging into a packed tick works as into any */
+	assert_int_equal(coll_tick_merge(&a, last), IOP_OK);
+	assert_int_equal(coll_tick_merge(&b, last), IOP_OK);
+	for (uint32_t i = 0; i < a.n; i++)
+		assert_int_equal(iop_hist_quantile(&a.cell[i].hist, 0.9),
+		                 iop_hist_quantile(&b.cell[i].hist, 0.9));
+	coll_tick_free(&a);
+	coll_tick_free(&b);
+	coll_sim_free(&sim);
+}
+
 static void empty_state_round_trip(void **state)
 {
 	(void)state;
@@ -291,6 +340,7 @@ int main(void)
 		cmocka_unit_test(rebuild_small_tiers),
 		cmocka_unit_test(rebuild_default_tiers),
 		cmocka_unit_test(rebuild_thinned_history),
+		cmocka_unit_test(history_packed),
 		cmocka_unit_test(empty_state_round_trip),
 		cmocka_unit_test(damaged_keyframes_refused),
 		cmocka_unit_test(huge_counts_refused),

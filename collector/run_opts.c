@@ -27,7 +27,7 @@ static void usage(FILE *to)
 	        "                        'iopulse export --format chrome'; the file grows with\n"
 	        "                        the calls (tens of bytes each)\n"
 	        "  --tick MS             tick length in milliseconds, 100 to 60000 (default 1000)\n"
-	        "  --history-mib N       memory for the history (default 128): past it, the\n"
+	        "  --history-mib N       memory for the history (default 48): past it, the\n"
 	        "                        oldest ticks keep only their per-layer rows\n"
 	        "  --rules FILE          alert thresholds (JSON, see docs/alerts.md)\n"
 	        "  --fail-on warn|crit   exit 3 when such an alert fired and COMMAND succeeded\n"

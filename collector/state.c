@@ -119,6 +119,9 @@ static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
 		if (!tr->v)
 			return IOP_ERR_NOMEM;
 	}
+	/* the newest bin is complete: nothing merges into it any more */
+	if (tr->n)
+		(void)coll_tick_pack(&tr->v[(tr->head + tr->n - 1) % tr->cap]);
 	if (tr->n == tr->cap) {
 		*evicted = tr->v[tr->head];
 		*has_evicted = true;
@@ -143,6 +146,8 @@ static enum iop_err tier_take(struct coll_tier *tr, struct coll_tick *k,
 	if (!new_slot || (!tr->v && !(tr->v = calloc(tr->cap, sizeof(*tr->v)))))
 		return tier_push(tr, k, evicted, has_evicted);
 	*has_evicted = false;
+	if (tr->n)
+		(void)coll_tick_pack(&tr->v[(tr->head + tr->n - 1) % tr->cap]);
 	if (tr->n == tr->cap) {
 		*evicted = tr->v[tr->head];
 		*has_evicted = true;
@@ -182,15 +187,13 @@ static enum iop_err history_push(struct coll_state *s, const struct coll_tick *k
 
 uint64_t coll_tick_bytes(const struct coll_tick *k)
 {
-	/* a row: its key, its cell and three index slots (n_slots >= 3 cap) */
+	/* a row: its key, its cell and three index slots (n_slots >= 3 cap),
+	 * and its histogram's buckets as packed (coll_tick_pack): what the
+	 * contents take, however they are stored now */
 	uint64_t b = sizeof(*k) + (uint64_t)k->n * (sizeof(struct coll_key) +
 	                                           sizeof(struct coll_cell) + 3 * sizeof(uint32_t));
-	for (uint32_t i = 0; i < k->n; i++) {
-		const struct iop_hist *h = &k->cell[i].hist;
-		if (h->count)
-			b += (uint64_t)(iop_hist_bucket(h->max) - iop_hist_bucket(h->min) + 1) *
-			     sizeof(uint32_t);
-	}
+	for (uint32_t i = 0; i < k->n; i++)
+		b += iop_hist_packed_size(&k->cell[i].hist);
 	return b;
 }
 
@@ -249,8 +252,12 @@ void coll_state_history_measure(struct coll_state *s)
 {
 	for (int i = 0; i < 3; i++) {
 		struct coll_tier *tr = &s->tier[i];
-		for (uint32_t j = 0; j < tr->n; j++)
+		for (uint32_t j = 0; j < tr->n; j++) {
+			/* packed as a live root packs them: all but the newest */
+			if (j + 1 < tr->n)
+				(void)coll_tick_pack(&tr->v[(tr->head + j) % tr->cap]);
 			measure_slot(tr, (tr->head + j) % tr->cap);
+		}
 	}
 	sum_history(s);
 }

@@ -44,7 +44,7 @@ struct coll_history_cfg {
 	                                   coll_tick_bytes() counts it; 0 = none
 	                                   (default COLL_HISTORY_BYTES) */
 };
-#define COLL_HISTORY_BYTES ((uint64_t)128 << 20)
+#define COLL_HISTORY_BYTES ((uint64_t)48 << 20)
 /* Ticks the budget never thins: the newest ones keep every row. */
 #define COLL_HISTORY_KEEP 2
 void coll_history_cfg_default(struct coll_history_cfg *cfg, uint64_t tick_ns);

@@ -52,16 +52,47 @@ static uint32_t *arena_alloc(void *arg, size_t n)
 	return p;
 }
 
+static void arena_free(struct coll_tick_arena *a)
+{
+	while (a) {
+		struct coll_tick_arena *next = a->next;
+		free(a);
+		a = next;
+	}
+}
+
+enum iop_err coll_tick_pack(struct coll_tick *k)
+{
+	size_t total = 0;
+	for (uint32_t i = 0; i < k->n; i++)
+		total += iop_hist_packed_size(&k->cell[i].hist);
+	struct coll_tick_arena *old = k->arena;
+	k->arena = NULL;
+	uint8_t *mem = NULL;
+	if (total && !(mem = (uint8_t *)arena_alloc(&k->arena, total / sizeof(uint32_t)))) {
+		k->arena = old;
+		return IOP_ERR_NOMEM;
+	}
+	for (uint32_t i = 0; i < k->n; i++) {
+		struct iop_hist *h = &k->cell[i].hist;
+		size_t size = iop_hist_packed_size(h);
+		iop_hist_pack(h, mem);
+		mem += size;
+	}
+	for (uint32_t i = k->n; i < k->n_kept; i++)
+		iop_hist_free(&k->cell[i].hist);
+	k->n_kept = k->n;
+	arena_free(old); /* no histogram points into it any more */
+	return IOP_OK;
+}
+
 void coll_tick_free(struct coll_tick *k)
 {
 	uint32_t n = k->n > k->n_kept ? k->n : k->n_kept;
 	for (uint32_t i = 0; i < n; i++)
 		iop_hist_free(&k->cell[i].hist);
-	while (k->arena) {
-		struct coll_tick_arena *next = k->arena->next;
-		free(k->arena);
-		k->arena = next;
-	}
+	arena_free(k->arena);
+	k->arena = NULL;
 	free(k->key);
 	free(k->cell);
 	free(k->slot);

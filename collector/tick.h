@@ -115,6 +115,13 @@ enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src);
  * order, much faster than merging row by row). */
 enum iop_err coll_tick_copy(struct coll_tick *dst, const struct coll_tick *src);
 
+/* Packs every row's histogram (iop_hist_pack) into one block of the
+ * tick's own, and lets go of spare rows' memory: for a tick that is kept
+ * and no longer added to (the root's history). Rows added or merged into
+ * later still work, their histograms moving back to memory of their own.
+ * NOMEM leaves the tick as it was. */
+enum iop_err coll_tick_pack(struct coll_tick *k);
+
 /* Keeps the max_files - 1 most active files' rows and folds the rest into
  * rows with id COLL_ID_OTHER (0 = no limit). */
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files);

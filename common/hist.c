@@ -13,6 +13,11 @@
  * saturated bucket would silently skew every quantile above it. With 1216
  * buckets that also keeps count below 2^43, so it never overflows.
  *
+ * A packed histogram (iop_hist_pack) keeps its counts in 1 or 2 bytes each
+ * in its owner's memory; every read goes through count_at(), and anything
+ * that writes moves the counts back to uint32_t memory of its own first
+ * (unpack): packing is for histograms that are only read from then on.
+ *
  * Invariant when count > 0: every non-empty bucket lies in
  * [bucket(min), bucket(max)], and both of those are non-empty and stored.
  *
@@ -88,6 +93,37 @@ void iop_hist_init(struct iop_hist *h)
 	memset(h, 0, sizeof *h);
 }
 
+/* Count of stored bucket i (lo <= i < hi), whatever the width. */
+static uint32_t count_at(const struct iop_hist *h, unsigned i)
+{
+	size_t j = i - h->lo;
+	if (h->width == 0)
+		return h->bucket[j];
+	if (h->width == 1)
+		return h->packed[j];
+	uint16_t v;
+	memcpy(&v, h->packed + 2 * j, sizeof v);
+	return v;
+}
+
+/* A packed histogram's counts back in uint32_t memory of its own (its
+ * stored range [lo, hi)). NOMEM changes nothing. */
+static enum iop_err unpack(struct iop_hist *h)
+{
+	if (!h->width)
+		return IOP_OK;
+	size_t n = (size_t)(h->hi - h->lo);
+	uint32_t *b = malloc((n ? n : 1) * sizeof *b);
+	if (!b)
+		return IOP_ERR_NOMEM;
+	for (size_t j = 0; j < n; j++)
+		b[j] = count_at(h, h->lo + (unsigned)j);
+	h->bucket = b;
+	h->width = 0;
+	h->borrowed = 0;
+	return IOP_OK;
+}
+
 void iop_hist_free(struct iop_hist *h)
 {
 	if (!h->borrowed)
@@ -99,6 +135,10 @@ void iop_hist_free(struct iop_hist *h)
  * reallocate; bucket is NULL only until storage is first needed. */
 void iop_hist_reset(struct iop_hist *h)
 {
+	if (h->width) { /* read-only memory that is not ours: let it go */
+		iop_hist_init(h);
+		return;
+	}
 	/* Only [bucket(min), bucket(max)] can be non-zero (the invariant
 	 * above): a reused histogram's spare range is zero already. */
 	if (h->bucket && h->count) {
@@ -176,7 +216,7 @@ static uint32_t stored(const struct iop_hist *h, unsigned i)
 {
 	if (!h->bucket || i < h->lo || i >= h->hi)
 		return 0;
-	return h->bucket[i - h->lo];
+	return count_at(h, i);
 }
 
 /* Folds a non-empty summary (count, sum, min, max) into h's. */
@@ -202,6 +242,9 @@ enum iop_err iop_hist_record_n(struct iop_hist *h, uint64_t ns, uint64_t n)
 	unsigned b = iop_hist_bucket(ns);
 	if (n > UINT32_MAX || stored(h, b) > UINT32_MAX - n)
 		return IOP_ERR_INVAL;
+	enum iop_err e = unpack(h);
+	if (e != IOP_OK)
+		return e;
 	if (!h->bucket || b < h->lo || b >= h->hi) {
 		enum iop_err err = cover_slack(h, b);
 		if (err != IOP_OK)
@@ -225,17 +268,24 @@ enum iop_err iop_hist_merge(struct iop_hist *dst, const struct iop_hist *src)
 		for (unsigned i = first; i <= last; i++)
 			if (stored(dst, i) > UINT32_MAX - stored(src, i))
 				return IOP_ERR_INVAL;
-	enum iop_err err = cover(dst, first, last + 1);
+	enum iop_err err = unpack(dst); /* when dst is src, src too */
+	if (err == IOP_OK)
+		err = cover(dst, first, last + 1);
 	if (err != IOP_OK)
 		return err;
 	uint32_t *d = dst->bucket + (first - dst->lo);
-	const uint32_t *s = src->bucket + (first - src->lo);
 	unsigned n = last + 1 - first;
-	if (dst->count == 0 && d != s)
-		memcpy(d, s, n * sizeof *d); /* its buckets are zero: a copy */
-	else
+	if (src->width) {
 		for (unsigned i = 0; i < n; i++)
-			d[i] += s[i];
+			d[i] += count_at(src, first + i);
+	} else {
+		const uint32_t *s = src->bucket + (first - src->lo);
+		if (dst->count == 0 && d != s)
+			memcpy(d, s, n * sizeof *d); /* its buckets are zero: a copy */
+		else
+			for (unsigned i = 0; i < n; i++)
+				d[i] += s[i];
+	}
 	add_summary(dst, src->count, src->sum, src->min, src->max);
 	return IOP_OK;
 }
@@ -265,7 +315,7 @@ uint64_t iop_hist_quantile(const struct iop_hist *h, double q)
 	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
 	unsigned i = first;
 	for (; i < last; i++) {
-		seen += h->bucket[i - h->lo];
+		seen += count_at(h, i);
 		if (seen >= rank)
 			break;
 	}
@@ -274,6 +324,54 @@ uint64_t iop_hist_quantile(const struct iop_hist *h, double q)
 	if (mid < h->min)
 		return h->min;
 	return mid > h->max ? h->max : mid;
+}
+
+/* ------------------------------------------------------------------ packing */
+
+/* Bytes a count of the packed form of h: the fewest that hold its largest. */
+static unsigned pack_width(const struct iop_hist *h, unsigned first, unsigned last)
+{
+	uint32_t most = 0;
+	for (unsigned i = first; i <= last; i++)
+		if (count_at(h, i) > most)
+			most = count_at(h, i);
+	return most <= UINT8_MAX ? 1 : most <= UINT16_MAX ? 2 : 4;
+}
+
+size_t iop_hist_packed_size(const struct iop_hist *h)
+{
+	if (h->count == 0)
+		return 0;
+	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
+	size_t n = (size_t)(last + 1 - first) * pack_width(h, first, last);
+	return (n + 3) & ~(size_t)3;
+}
+
+void iop_hist_pack(struct iop_hist *h, void *mem)
+{
+	if (h->count == 0) {
+		iop_hist_free(h);
+		return;
+	}
+	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
+	unsigned width = pack_width(h, first, last);
+	uint8_t *m = mem;
+	for (unsigned i = first; i <= last; i++) {
+		uint32_t k = count_at(h, i);
+		if (width == 1)
+			m[i - first] = (uint8_t)k;
+		else if (width == 2)
+			memcpy(m + 2 * (size_t)(i - first), &(uint16_t){(uint16_t)k}, 2);
+		else
+			memcpy(m + 4 * (size_t)(i - first), &k, 4);
+	}
+	if (!h->borrowed && !h->width)
+		free(h->bucket);
+	h->packed = m;
+	h->width = width == 4 ? 0 : (uint8_t)width;
+	h->borrowed = 1;
+	h->lo = (uint16_t)first;
+	h->hi = (uint16_t)(last + 1);
 }
 
 /* ---------------------------------------------------------- serialization */
@@ -286,14 +384,14 @@ void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c)
 	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
 	uint64_t n_nonzero = 0;
 	for (unsigned i = first; i <= last; i++)
-		n_nonzero += h->bucket[i - h->lo] != 0;
+		n_nonzero += count_at(h, i) != 0;
 	iop_put_varint(c, h->min);
 	iop_put_varint(c, h->max);
 	iop_put_varint(c, h->sum);
 	iop_put_varint(c, n_nonzero);
 	unsigned next = 0; /* index the next gap counts from */
 	for (unsigned i = first; i <= last; i++) {
-		uint32_t k = h->bucket[i - h->lo];
+		uint32_t k = count_at(h, i);
 		if (k == 0)
 			continue;
 		iop_put_varint(c, i - next);
@@ -348,7 +446,7 @@ enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c)
 enum iop_err iop_hist_decode_in(struct iop_hist *h, struct iop_rcur *c,
                                 uint32_t *(*alloc)(void *arg, size_t n), void *arg)
 {
-	iop_hist_reset(h);
+	iop_hist_reset(h); /* a packed one lets its memory go */
 	uint64_t count = iop_get_varint(c);
 	if (c->err != IOP_OK || count == 0)
 		return c->err;

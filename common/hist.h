@@ -27,10 +27,16 @@ struct iop_hist {
 	uint64_t sum;     /* of recorded values (after clamping), saturating */
 	uint64_t min;     /* exact; meaningful when count > 0 */
 	uint64_t max;     /* exact */
-	uint32_t *bucket; /* counts of buckets [lo, hi); NULL until first needed */
+	union {
+		uint32_t *bucket;      /* counts of buckets [lo, hi); NULL until first needed */
+		const uint8_t *packed; /* when width is 1 or 2: counts of that many bytes */
+	};
 	uint16_t lo, hi;
-	uint8_t borrowed; /* bucket belongs to someone else (iop_hist_decode_in):
-	                     never freed or realloc'd here */
+	uint8_t borrowed; /* bucket belongs to someone else (iop_hist_decode_in,
+	                     iop_hist_pack): never freed or realloc'd here */
+	uint8_t width;    /* 0: uint32_t counts in bucket; 1 or 2: packed counts
+	                     (iop_hist_pack), read-only: a record or merge into
+	                     the histogram first moves them to memory of its own */
 };
 
 /* An empty histogram; needs no allocation. */
@@ -61,7 +67,7 @@ static inline enum iop_err iop_hist_record_at(struct iop_hist *h, uint64_t ns, u
 {
 	if (ns > IOP_HIST_MAX_NS)
 		ns = IOP_HIST_MAX_NS;
-	if (!h->bucket || b < h->lo || b >= h->hi || h->bucket[b - h->lo] == UINT32_MAX)
+	if (!h->bucket || h->width || b < h->lo || b >= h->hi || h->bucket[b - h->lo] == UINT32_MAX)
 		return iop_hist_record_n(h, ns, 1);
 	h->bucket[b - h->lo]++;
 	if (h->count == 0 || ns < h->min)
@@ -72,6 +78,17 @@ static inline enum iop_err iop_hist_record_at(struct iop_hist *h, uint64_t ns, u
 	h->sum = h->sum + ns < h->sum ? UINT64_MAX : h->sum + ns; /* saturating */
 	return IOP_OK;
 }
+
+/* Packed storage, for histograms that are kept long and no longer added
+ * to (the root's history): the buckets [bucket(min), bucket(max)] at the
+ * fewest bytes a count that hold the largest (1, 2 or 4). packed_size is
+ * the bytes pack needs, a multiple of 4 (0 for an empty histogram); pack
+ * moves the counts into mem (4-byte aligned, the caller's, to outlive h's
+ * use of it), freeing h's own memory. Contents, quantiles, merges and the
+ * wire form are unchanged. Recording or merging into it later moves 1- and
+ * 2-byte counts to memory of its own; 4-byte ones stay in mem, written. */
+size_t iop_hist_packed_size(const struct iop_hist *h);
+void iop_hist_pack(struct iop_hist *h, void *mem);
 
 /* dst += src (dst may be src). INVAL (a bucket would exceed UINT32_MAX) and
  * NOMEM leave dst as it was. */

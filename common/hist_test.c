@@ -380,6 +380,106 @@ static void test_bucket_count_limit(void **state)
 	iop_hist_free(&g);
 }
 
+/* ------------------------------------------------------------------ packing */
+
+/* A histogram whose largest bucket holds most observations: 1, 2 and 4
+ * bytes a count. */
+static void fill_peaked(struct iop_hist *h, uint64_t most)
+{
+	iop_hist_init(h);
+	uint64_t *v = gen(D_LOG_UNIFORM, most, 3000);
+	record_all(h, v, 3000);
+	free(v);
+	assert_int_equal(iop_hist_record_n(h, 5000, most), IOP_OK);
+}
+
+/* Packed, a histogram has the same contents in fewer bytes; recording or
+ * merging into it, or merging it into itself, gives what the unpacked one
+ * gives. */
+static void test_pack(void **state)
+{
+	const uint64_t most[] = {200, 60000, 70000};
+	const size_t width[] = {1, 2, 4};
+	for (size_t w = 0; w < sizeof most / sizeof *most; w++) {
+		struct iop_hist h, ref;
+		fill_peaked(&h, most[w]);
+		fill_peaked(&ref, most[w]);
+		unsigned first = iop_hist_bucket(h.min), last = iop_hist_bucket(h.max);
+		size_t size = iop_hist_packed_size(&h);
+		size_t want = (last + 1 - first) * width[w];
+		assert_int_equal(size, (want + 3) & ~(size_t)3);
+		uint32_t *mem = malloc(size);
+		assert_non_null(mem);
+		memset(mem, 0xa5, size);
+		iop_hist_pack(&h, mem);
+		assert_int_equal(iop_hist_packed_size(&h), size); /* measured the same packed */
+		assert_same(&h, &ref);
+
+		struct iop_hist sum; /* a packed histogram merged into another */
+		iop_hist_init(&sum);
+		assert_int_equal(iop_hist_merge(&sum, &h), IOP_OK);
+		assert_same(&sum, &ref);
+		assert_int_equal(iop_hist_merge(&sum, &h), IOP_OK);
+		assert_int_equal(iop_hist_merge(&ref, &ref), IOP_OK);
+		assert_same(&sum, &ref);
+
+		struct iop_hist self; /* packed merged into itself */
+		fill_peaked(&self, most[w]);
+		uint32_t *mem2 = malloc(size);
+		assert_non_null(mem2);
+		iop_hist_pack(&self, mem2);
+		assert_int_equal(iop_hist_merge(&self, &self), IOP_OK);
+		assert_same(&self, &ref);
+		iop_hist_free(&self);
+		free(mem2);
+
+		/* a record into the packed one: narrow counts move out first */
+		uint8_t *before = malloc(size);
+		assert_non_null(before);
+		memcpy(before, mem, size);
+		struct iop_hist plain; /* the same, never packed */
+		fill_peaked(&plain, most[w]);
+		assert_int_equal(iop_hist_record(&h, 1u << 30), IOP_OK);
+		if (width[w] < 4) /* 4-byte counts are written in place */
+			assert_memory_equal(before, mem, size);
+		assert_int_equal(iop_hist_record(&plain, 1u << 30), IOP_OK);
+		assert_int_equal(iop_hist_merge(&h, &h), IOP_OK);
+		assert_int_equal(iop_hist_merge(&plain, &plain), IOP_OK);
+		assert_same(&h, &plain);
+		if (width[w] < 4) { /* h no longer reads mem */
+			memset(mem, 0x5a, size);
+			assert_same(&h, &plain);
+		}
+		iop_hist_free(&plain);
+
+		/* reset lets packed memory go without writing it */
+		fill_peaked(&self, most[w]);
+		uint32_t *mem3 = malloc(size);
+		assert_non_null(mem3);
+		iop_hist_pack(&self, mem3);
+		memcpy(before, mem3, size);
+		iop_hist_reset(&self);
+		if (width[w] < 4)
+			assert_memory_equal(before, mem3, size);
+		assert_int_equal(self.count, 0);
+		assert_int_equal(iop_hist_record(&self, 77), IOP_OK);
+		assert_int_equal(iop_hist_quantile(&self, 0.5), 77);
+		free(mem3);
+		free(before);
+		iop_hist_free(&self);
+		iop_hist_free(&h);
+		free(mem);
+		iop_hist_free(&sum);
+		iop_hist_free(&ref);
+	}
+	struct iop_hist empty;
+	iop_hist_init(&empty);
+	assert_int_equal(iop_hist_packed_size(&empty), 0);
+	iop_hist_pack(&empty, NULL);
+	assert_int_equal(empty.count, 0);
+	assert_int_equal(iop_hist_quantile(&empty, 0.5), 0);
+}
+
 /* ----------------------------------------------------------- serialization */
 
 static void test_round_trip(void **state)
@@ -610,6 +710,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_associative),
 	    cmocka_unit_test(test_merge_empty),
 	    cmocka_unit_test(test_bucket_count_limit),
+	    cmocka_unit_test(test_pack),
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_round_trip_empty),
 	    cmocka_unit_test(test_encoded_size),
