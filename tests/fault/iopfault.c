@@ -51,6 +51,7 @@ static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
 static uint64_t load_ns;     /* CLOCK_MONOTONIC when the library loaded */
 static atomic_int hang_used; /* the one hanging call has been chosen */
 static atomic_int window_said; /* 1: the window's opening was reported, 2: its closing too */
+static _Atomic uint64_t last_faulted_ns; /* wall time the last delayed call returned */
 /* Per fd: 0 (unknown), or a (device, inode) key with bit 0 = path matches. */
 static _Atomic uint64_t fd_match[FD_CACHE];
 
@@ -243,9 +244,16 @@ static double real_s(void)
 static void say_window(int step)
 {
 	int was = step - 1;
-	if (cfg.verbose && atomic_compare_exchange_strong(&window_said, &was, step))
-		sayf("iopfault: rank %u pid %d: fault window %s at %.6f\n", cfg.rank, (int)getpid(),
-		     step == 1 ? "opens" : "closes", real_s());
+	if (!cfg.verbose || !atomic_compare_exchange_strong(&window_said, &was, step))
+		return;
+	if (step == 1)
+		sayf("iopfault: rank %u pid %d: fault window opens at %.6f\n", cfg.rank,
+		     (int)getpid(), real_s());
+	else
+		sayf("iopfault: rank %u pid %d: fault window closes at %.6f; the last faulted call "
+		     "returned at %.6f\n",
+		     cfg.rank, (int)getpid(), real_s(),
+		     (double)atomic_load(&last_faulted_ns) / 1e9);
 }
 
 static void hang(const char *name, int fd)
@@ -280,8 +288,10 @@ void fault_point(unsigned fn, const char *name, int fd)
 			say_window(1);
 			if (hangs && !atomic_exchange(&hang_used, 1))
 				hang(name, fd);
-			if (delays)
+			if (delays) {
 				sleep_ns(cfg.delay_ns);
+				atomic_store(&last_faulted_ns, clock_ns(CLOCK_REALTIME));
+			}
 		}
 	} else if (cfg.verbose && atomic_load_explicit(&window_said, memory_order_relaxed) == 1 &&
 	           file_selected(fd)) {
