@@ -144,7 +144,7 @@ static struct coll_delta *delta_at(struct coll_leaf *l, uint64_t ns, bool *late)
 		t = l->oldest;
 	if (t >= l->oldest + RING)
 		t = l->oldest + RING - 1; /* a clock far ahead: keep it in range */
-	return &l->ring[t % RING];
+	return &l->ring[(uint64_t)t % RING]; /* t >= 0: a mask, not a signed division */
 }
 
 /* The newest tick that has started by now: where arrivals are counted. */
@@ -267,11 +267,11 @@ static enum seq_verdict accept_seq(struct coll_leaf *l, struct proc *p,
 
 /* ---- events ---- */
 
-static void add_to_cell(struct coll_cell *c, const struct call *k)
+/* What a call adds to a cell besides its coll_cell_add_sums and its
+ * latency. */
+static inline void add_rest(struct coll_cell *c, const struct call *k)
 {
 	const struct iop_event *ev = k->ev;
-	coll_cell_add_call_at(c, ev->dur_ns, k->bucket, ev->bytes, ev->flags & IOP_EV_BYTES,
-	                      ev->flags & IOP_EV_ERROR);
 	c->excl_ns += k->excl_ns;
 	c->coll_ops += ev->op == IOP_OP_READ_COLL || ev->op == IOP_OP_WRITE_COLL;
 	if (ev->flags & IOP_EV_CHILDREN) {
@@ -282,6 +282,26 @@ static void add_to_cell(struct coll_cell *c, const struct call *k)
 		c->off_ops++;
 		c->seq_ops += k->sequential;
 	}
+}
+
+static void add_to_cell(struct coll_cell *c, const struct call *k)
+{
+	const struct iop_event *ev = k->ev;
+	coll_cell_add_call_at(c, ev->dur_ns, k->bucket, ev->bytes, ev->flags & IOP_EV_BYTES,
+	                      ev->flags & IOP_EV_ERROR);
+	add_rest(c, k);
+}
+
+/* add_to_cell for a memo entry's acc, inline: most calls go there. Its
+ * histogram stores every bucket, and it is emptied with every frame,
+ * which holds far fewer than UINT32_MAX calls. */
+static inline void add_to_acc(struct coll_cell *c, const struct call *k)
+{
+	const struct iop_event *ev = k->ev;
+	coll_cell_add_sums(c, ev->dur_ns, ev->bytes, ev->flags & IOP_EV_BYTES,
+	                   ev->flags & IOP_EV_ERROR);
+	iop_hist_record_full(&c->hist, ev->dur_ns, k->bucket);
+	add_rest(c, k);
 }
 
 /* Busy time: the part of [start, end] not yet counted for this process's
@@ -476,7 +496,7 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 	const uint32_t *row = m->row, n = m->n;
 	struct coll_cell *cell = d->tick.cell;
 	if (m->calls++ >= DIRECT && m->gen) {
-		add_to_cell(&m->acc, &k);
+		add_to_acc(&m->acc, &k);
 	} else {
 		for (uint32_t i = 0; i < n; i++)
 			if (row[i] != UINT32_MAX) {
