@@ -29,6 +29,9 @@ struct coll_leaf {
 	int64_t oldest;              /* oldest open tick */
 	int64_t memo_t;              /* event_tick(): the last tick found, */
 	uint64_t memo_lo;            /* and its start */
+	struct coll_delta *ev_d;     /* event_delta(): the last delta found (NULL: */
+	uint64_t ev_lo;              /* none since a tick closed), the start of */
+	bool ev_late;                /* the tick it was found for, and late */
 	struct proc *procs;
 	uint32_t n_procs, cap_procs;
 	struct proc_rowc layer_row[4][4]; /* cached_row() entries of the LAYER rows */
@@ -144,7 +147,21 @@ static struct coll_delta *delta_at(struct coll_leaf *l, uint64_t ns, bool *late)
 		t = l->oldest;
 	if (t >= l->oldest + RING)
 		t = l->oldest + RING - 1; /* a clock far ahead: keep it in range */
-	return &l->ring[t % RING];
+	return &l->ring[(uint64_t)t % RING]; /* t >= 0: a mask, not a signed division */
+}
+
+/* delta_at for the events of frames: the tick of the event before, with
+ * the same delta and lateness, needs one comparison (until a tick closes). */
+static struct coll_delta *event_delta(struct coll_leaf *l, uint64_t ns, bool *late)
+{
+	if (l->ev_d && ns - l->ev_lo < l->cfg.tick_ns) {
+		*late = l->ev_late;
+		return l->ev_d;
+	}
+	l->ev_d = delta_at(l, ns, late);
+	l->ev_lo = l->memo_lo; /* of ns's tick: any ns in it finds the same */
+	l->ev_late = *late;
+	return l->ev_d;
 }
 
 /* The newest tick that has started by now: where arrivals are counted. */
@@ -267,11 +284,11 @@ static enum seq_verdict accept_seq(struct coll_leaf *l, struct proc *p,
 
 /* ---- events ---- */
 
-static void add_to_cell(struct coll_cell *c, const struct call *k)
+/* What a call adds to a cell besides its coll_cell_add_sums and its
+ * latency. */
+static inline void add_rest(struct coll_cell *c, const struct call *k)
 {
 	const struct iop_event *ev = k->ev;
-	coll_cell_add_call_at(c, ev->dur_ns, k->bucket, ev->bytes, ev->flags & IOP_EV_BYTES,
-	                      ev->flags & IOP_EV_ERROR);
 	c->excl_ns += k->excl_ns;
 	c->coll_ops += ev->op == IOP_OP_READ_COLL || ev->op == IOP_OP_WRITE_COLL;
 	if (ev->flags & IOP_EV_CHILDREN) {
@@ -282,6 +299,26 @@ static void add_to_cell(struct coll_cell *c, const struct call *k)
 		c->off_ops++;
 		c->seq_ops += k->sequential;
 	}
+}
+
+static void add_to_cell(struct coll_cell *c, const struct call *k)
+{
+	const struct iop_event *ev = k->ev;
+	coll_cell_add_call_at(c, ev->dur_ns, k->bucket, ev->bytes, ev->flags & IOP_EV_BYTES,
+	                      ev->flags & IOP_EV_ERROR);
+	add_rest(c, k);
+}
+
+/* add_to_cell for a memo entry's acc, inline: most calls go there. Its
+ * histogram stores every bucket, and it is emptied with every frame,
+ * which holds far fewer than UINT32_MAX calls. */
+static inline void add_to_acc(struct coll_cell *c, const struct call *k)
+{
+	const struct iop_event *ev = k->ev;
+	coll_cell_add_sums(c, ev->dur_ns, ev->bytes, ev->flags & IOP_EV_BYTES,
+	                   ev->flags & IOP_EV_ERROR);
+	iop_hist_record_full(&c->hist, ev->dur_ns, k->bucket);
+	add_rest(c, k);
 }
 
 /* Busy time: the part of [start, end] not yet counted for this process's
@@ -450,7 +487,7 @@ static struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p, struct 
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
 {
 	bool late;
-	struct coll_delta *d = delta_at(l, ev->end_ns, &late);
+	struct coll_delta *d = event_delta(l, ev->end_ns, &late);
 	d->mon.events++;
 	d->mon.late += late;
 	unsigned cls = iop_op_class(ev->op);
@@ -476,7 +513,7 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 	const uint32_t *row = m->row, n = m->n;
 	struct coll_cell *cell = d->tick.cell;
 	if (m->calls++ >= DIRECT && m->gen) {
-		add_to_cell(&m->acc, &k);
+		add_to_acc(&m->acc, &k);
 	} else {
 		for (uint32_t i = 0; i < n; i++)
 			if (row[i] != UINT32_MAX) {
@@ -753,6 +790,7 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 		fn(arg, d);
 		coll_delta_reset(d, l->oldest + RING);
 		l->oldest++;
+		l->ev_d = NULL; /* events of the tick closed are late now */
 		/* its memory to the next ticks to fill, not 64 slots on */
 		for (int64_t t = l->oldest; t < l->oldest + 2; t++)
 			if (coll_delta_pass_memory(d, &l->ring[t % RING]))

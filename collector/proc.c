@@ -56,15 +56,6 @@ enum iop_err proc_set_name(struct proc *p, uint32_t id, uint64_t hash)
 	return IOP_OK;
 }
 
-bool proc_sequential(struct proc *p, uint32_t file, uint64_t offset, uint64_t bytes)
-{
-	if (file >= p->n_ids)
-		return false;
-	bool seq = p->next_off[file] == offset;
-	p->next_off[file] = offset + bytes;
-	return seq;
-}
-
 static uint32_t ctr_probe(const struct proc *p, uint64_t key)
 {
 	uint32_t mask = p->ctr_slots - 1, i = proc_counter_home(p, key);

@@ -97,6 +97,14 @@ enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct io
 
 /* True when a transfer at offset continues the last one on the file; then
  * remembers where this one ends. */
-bool proc_sequential(struct proc *p, uint32_t file, uint64_t offset, uint64_t bytes);
+static inline bool proc_sequential(struct proc *p, uint32_t file, uint64_t offset,
+                                   uint64_t bytes)
+{
+	if (file >= p->n_ids)
+		return false;
+	bool seq = p->next_off[file] == offset;
+	p->next_off[file] = offset + bytes;
+	return seq;
+}
 
 #endif

@@ -132,11 +132,9 @@ static inline unsigned coll_size_class(uint64_t n)
 	return n < 4096 ? 0 : n < 65536 ? 1 : n < 1048576 ? 2 : 3;
 }
 
-/* Records one call in a cell; the _at form when the latency's bucket
- * (iop_hist_bucket(dur_ns)) is known, as for a call recorded in several
- * rows. */
-static inline void coll_cell_add_call_at(struct coll_cell *c, uint64_t dur_ns, unsigned bucket,
-                                         uint64_t bytes, bool has_bytes, bool failed)
+/* Records one call in a cell but for its latency in the histogram. */
+static inline void coll_cell_add_sums(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes,
+                                      bool has_bytes, bool failed)
 {
 	c->ops++;
 	c->errors += failed;
@@ -145,6 +143,15 @@ static inline void coll_cell_add_call_at(struct coll_cell *c, uint64_t dur_ns, u
 		c->bytes += bytes;
 		c->size_ops[coll_size_class(bytes)]++;
 	}
+}
+
+/* Records one call in a cell; the _at form when the latency's bucket
+ * (iop_hist_bucket(dur_ns)) is known, as for a call recorded in several
+ * rows. */
+static inline void coll_cell_add_call_at(struct coll_cell *c, uint64_t dur_ns, unsigned bucket,
+                                         uint64_t bytes, bool has_bytes, bool failed)
+{
+	coll_cell_add_sums(c, dur_ns, bytes, has_bytes, failed);
 	/* A bucket holding UINT32_MAX calls in one tick cannot happen at any
 	 * real rate; if it did, the latency would be missing, the counts not. */
 	(void)iop_hist_record_at(&c->hist, dur_ns, bucket);

@@ -33,11 +33,6 @@ static const char *const op_labels[] = {
 #include "events.def"
 #undef IOP_OP
 };
-static const unsigned char op_classes[] = {
-#define IOP_OP(id, name, cls, label) [IOP_OP_##id] = IOP_CLASS_##cls,
-#include "events.def"
-#undef IOP_OP
-};
 
 static const char *pick(const char *const *table, unsigned n, unsigned i)
 {
@@ -67,11 +62,6 @@ const char *iop_op_name(enum iop_op op)
 const char *iop_op_label(enum iop_op op)
 {
 	return pick(op_labels, IOP_OP__COUNT, op);
-}
-
-enum iop_class iop_op_class(enum iop_op op)
-{
-	return (unsigned)op < IOP_OP__COUNT ? (enum iop_class)op_classes[op] : IOP_CLASS_META;
 }
 
 static bool find(const char *const *table, unsigned n, const char *name, unsigned *out)

@@ -40,7 +40,16 @@ const char *iop_class_name(enum iop_class cls);
 const char *iop_class_label(enum iop_class cls);
 const char *iop_op_name(enum iop_op op);
 const char *iop_op_label(enum iop_op op);
-enum iop_class iop_op_class(enum iop_op op);
+/* Inline: a leaf asks it for every call it takes. */
+static inline enum iop_class iop_op_class(enum iop_op op)
+{
+	static const unsigned char op_classes[] = {
+#define IOP_OP(id, name, cls, label) [IOP_OP_##id] = IOP_CLASS_##cls,
+#include "events.def"
+#undef IOP_OP
+	};
+	return (unsigned)op < IOP_OP__COUNT ? (enum iop_class)op_classes[op] : IOP_CLASS_META;
+}
 
 /* Reverse lookups by name; false when the name is unknown. */
 bool iop_layer_from_name(const char *name, enum iop_layer *out);

@@ -31,8 +31,8 @@
 
 #include "hist.h"
 
-#define EXACT_BUCKETS 64 /* values 0..63 each have a bucket */
-#define EXACT_BITS    6  /* log2(EXACT_BUCKETS) */
+#define EXACT_BITS    IOP_HIST_EXACT_BITS
+#define EXACT_BUCKETS (1u << EXACT_BITS) /* values 0..63 each have a bucket */
 #define SUB_BUCKETS   (1u << IOP_HIST_SUB_BITS)
 
 _Static_assert(IOP_HIST_BUCKETS == EXACT_BUCKETS + (42 - EXACT_BITS) * SUB_BUCKETS,
@@ -52,17 +52,6 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 }
 
 /* ----------------------------------------------------------------- buckets */
-
-unsigned iop_hist_bucket(uint64_t ns)
-{
-	if (ns > IOP_HIST_MAX_NS)
-		ns = IOP_HIST_MAX_NS;
-	if (ns < EXACT_BUCKETS)
-		return (unsigned)ns;
-	unsigned e = 63u - (unsigned)__builtin_clzll(ns); /* 6..41 */
-	unsigned sub = (unsigned)(ns >> (e - IOP_HIST_SUB_BITS)) & (SUB_BUCKETS - 1);
-	return EXACT_BUCKETS + (e - EXACT_BITS) * SUB_BUCKETS + sub;
-}
 
 /* A bucket past the last is a caller's bug; it is read as the last one. */
 uint64_t iop_hist_bucket_low(unsigned bucket)
