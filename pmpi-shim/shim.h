@@ -407,16 +407,28 @@ static inline void shim_prefetch_for_write(const void *p)
 #endif
 }
 
+/* Samples the shim's own cost on one call in 16 (one more clock read):
+ * from the end of the real call at t1 to now, with busy set. */
+static inline void shim_sample_cost(struct shim_thread *t, uint64_t head, uint64_t t1)
+{
+	if ((head & 15) == 0) {
+		uint64_t t2 = shim_ticks();
+		atomic_store_explicit(&t->shim_ticks,
+				      atomic_load_explicit(&t->shim_ticks, memory_order_relaxed) +
+					      16 * (t2 - t1),
+				      memory_order_relaxed);
+	}
+}
+
 /* shim_end() of every other case (thread.c), with busy set, the call having
  * ended at t1. */
 void shim_end_slow(struct shim_call *c, const struct shim_result *r, uint64_t t1);
 
 /* Stamps the end of a call begun with shim_begin() and puts its event in
  * the thread's ring. Inline for the common case: the thread's outermost
- * call, which had no children, with room in the ring as last seen, and not
- * one of the calls whose own cost is sampled (head % 16 == 0); the rest is
- * shim_end_slow(). Touches no errno: nothing here can set it (the clock is
- * rdtsc or the vDSO's clock_gettime, which does not fail). busy is set
+ * call, which had no children, with room in the ring as last seen; the
+ * rest is shim_end_slow(). Touches no errno: nothing here can set it (the
+ * clock is rdtsc or the vDSO's clock_gettime, which does not fail). busy is set
  * before the thread's state is read: a signal handler's I/O passes through
  * while the ring and the stack are half updated, and cannot move head
  * under us; the signal fences keep the compiler from moving those reads
@@ -428,8 +440,7 @@ static inline void shim_end(struct shim_call *c, const struct shim_result *r)
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-	if (SHIM_UNLIKELY(t->depth != 1 || (t->kids & 1) || head + 1 > t->room_end ||
-			  (head & 15) == 0)) {
+	if (SHIM_UNLIKELY(t->depth != 1 || (t->kids & 1) || head + 1 > t->room_end)) {
 		shim_end_slow(c, r, t1);
 		return;
 	}
@@ -441,6 +452,7 @@ static inline void shim_end(struct shim_call *c, const struct shim_result *r)
 	 * sender's cache (it read it a ring ago), and fetching it now,
 	 * while the application runs, keeps that off the next call. */
 	shim_prefetch_for_write(&t->ring[(head + 1) & (SHIM_RING - 1)]);
+	shim_sample_cost(t, head, t1);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
 }

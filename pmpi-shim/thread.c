@@ -176,14 +176,7 @@ static inline void finish(struct shim_call *c, const struct shim_result *r, uint
 	}
 	if (has_kids)
 		shim_frame_clear(t, depth);
-	/* Sample the shim's own cost on one call in 16 (one more clock read). */
-	if ((head & 15) == 0) {
-		uint64_t t2 = shim_ticks();
-		atomic_store_explicit(&t->shim_ticks,
-				      atomic_load_explicit(&t->shim_ticks, memory_order_relaxed) +
-					      16 * (t2 - t1),
-				      memory_order_relaxed);
-	}
+	shim_sample_cost(t, head, t1);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
 }
