@@ -379,7 +379,84 @@ struct shim_result {
 	uint8_t flags;   /* IOP_EV_BYTES, IOP_EV_OFFSET, IOP_EV_ERROR */
 };
 
-void shim_end(struct shim_call *c, const struct shim_result *r);
+/* The record of a call that ended at t1, written in place in its slot. */
+static inline void shim_rec_write(struct shim_rec *ev, const struct shim_call *c,
+				  const struct shim_result *r, uint64_t t1, uint8_t flags)
+{
+	ev->end = t1;
+	ev->dur = t1 - c->t0;
+	ev->offset = r->offset;
+	ev->bytes = r->bytes;
+	ev->file = c->file;
+	ev->site = c->site;
+	ev->err = (uint32_t)r->err;
+	ev->layer = c->layer;
+	ev->op = c->op;
+	ev->flags = flags;
+}
+
+/* PREFETCHW where there is one (x86-64 CPUs without it take it for a
+ * NOP): the line comes to be written, not shared with the sender's copy.
+ * __builtin_prefetch emits it only when the target allows it (-mprfchw). */
+static inline void shim_prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
+}
+
+/* Samples the shim's own cost on one call in 16 (one more clock read):
+ * from the end of the real call at t1 to now, with busy set. */
+static inline void shim_sample_cost(struct shim_thread *t, uint64_t head, uint64_t t1)
+{
+	if ((head & 15) == 0) {
+		uint64_t t2 = shim_ticks();
+		atomic_store_explicit(&t->shim_ticks,
+				      atomic_load_explicit(&t->shim_ticks, memory_order_relaxed) +
+					      16 * (t2 - t1),
+				      memory_order_relaxed);
+	}
+}
+
+/* shim_end() of every other case (thread.c), with busy set, the call having
+ * ended at t1. */
+void shim_end_slow(struct shim_call *c, const struct shim_result *r, uint64_t t1);
+
+/* Stamps the end of a call begun with shim_begin() and puts its event in
+ * the thread's ring. Inline for the common case: the thread's outermost
+ * call, which had no children, with room in the ring as last seen; the
+ * rest is shim_end_slow(). Touches no errno: nothing here can set it (the
+ * clock is rdtsc or the vDSO's clock_gettime, which does not fail). busy is set
+ * before the thread's state is read: a signal handler's I/O passes through
+ * while the ring and the stack are half updated, and cannot move head
+ * under us; the signal fences keep the compiler from moving those reads
+ * and updates outside it. */
+static inline void shim_end(struct shim_call *c, const struct shim_result *r)
+{
+	uint64_t t1 = shim_ticks();
+	struct shim_thread *t = c->t;
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+	if (SHIM_UNLIKELY(t->depth != 1 || (t->kids & 1) || head + 1 > t->room_end)) {
+		shim_end_slow(c, r, t1);
+		return;
+	}
+	t->depth = 0;
+	atomic_store_explicit(&t->if_start, 0, memory_order_release);
+	shim_rec_write(&t->ring[head & (SHIM_RING - 1)].ev, c, r, t1, r->flags);
+	atomic_store_explicit(&t->head, head + 1, memory_order_release);
+	/* The next call's slot, for writing: its line is likely in the
+	 * sender's cache (it read it a ring ago), and fetching it now,
+	 * while the application runs, keeps that off the next call. */
+	shim_prefetch_for_write(&t->ring[(head + 1) & (SHIM_RING - 1)]);
+	shim_sample_cost(t, head, t1);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
 /* A call the shim cannot follow to its end (the aio table is full): in the
  * totals (and stats.dropped) as if its event had been dropped. */
 void shim_end_dropped(struct shim_call *c, const struct shim_result *r);

@@ -116,18 +116,6 @@ void shim_frame_clear(struct shim_thread *t, unsigned depth)
 	t->kids &= ~(1u << depth);
 }
 
-/* PREFETCHW where there is one (x86-64 CPUs without it take it for a
- * NOP): the line comes to be written, not shared with the sender's copy.
- * __builtin_prefetch emits it only when the target allows it (-mprfchw). */
-static inline void prefetch_for_write(const void *p)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
-#else
-	__builtin_prefetch(p, 1, 3);
-#endif
-}
-
 /* Whether the ring has need free slots from head: the sender's tail is
  * read only when the room seen last time is used up (it moves rarely, and
  * its cache line is the sender's). */
@@ -139,14 +127,12 @@ static inline bool ring_room(struct shim_thread *t, uint64_t head, unsigned need
 	return head + need <= t->room_end;
 }
 
-/* shim_end(), or with to_ring false shim_end_dropped(). Touches no errno:
- * nothing here can set it (the clock is rdtsc or the vDSO's clock_gettime,
- * which does not fail). busy keeps a signal handler's I/O out while the
- * stack and the ring are half updated; the signal fences keep the compiler
- * from moving those updates outside it. */
-static inline void finish(struct shim_call *c, const struct shim_result *r, bool to_ring)
+/* shim_end_slow(), or with to_ring false shim_end_dropped(): the call
+ * ended at t1. busy keeps a signal handler's I/O out while the stack and
+ * the ring are half updated (see shim_end()). */
+static inline void finish(struct shim_call *c, const struct shim_result *r, uint64_t t1,
+			  bool to_ring)
 {
-	uint64_t t1 = shim_ticks();
 	struct shim_thread *t = c->t;
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -173,17 +159,7 @@ static inline void finish(struct shim_call *c, const struct shim_result *r, bool
 	bool nested = flags & (IOP_EV_PARENT | IOP_EV_CHILDREN);
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
 	if (SHIM_LIKELY(to_ring && ring_room(t, head, 1 + nested))) {
-		struct shim_rec *ev = &t->ring[head & (SHIM_RING - 1)].ev;
-		ev->end = t1;
-		ev->dur = dur;
-		ev->offset = r->offset;
-		ev->bytes = r->bytes;
-		ev->file = c->file;
-		ev->site = c->site;
-		ev->err = (uint32_t)r->err;
-		ev->layer = c->layer;
-		ev->op = c->op;
-		ev->flags = flags;
+		shim_rec_write(&t->ring[head & (SHIM_RING - 1)].ev, c, r, t1, flags);
 		if (nested) {
 			const struct shim_frame *self = &t->stack[depth];
 			struct shim_rec_nest *n = &t->ring[(head + 1) & (SHIM_RING - 1)].nest;
@@ -194,33 +170,23 @@ static inline void finish(struct shim_call *c, const struct shim_result *r, bool
 			n->child_ticks = self->child_ticks;
 		}
 		atomic_store_explicit(&t->head, head + 1 + nested, memory_order_release);
-		/* The next call's slot, for writing: its line is likely in the
-		 * sender's cache (it read it a ring ago), and fetching it now,
-		 * while the application runs, keeps that off the next call. */
-		prefetch_for_write(&t->ring[(head + 1 + nested) & (SHIM_RING - 1)]);
+		shim_prefetch_for_write(&t->ring[(head + 1 + nested) & (SHIM_RING - 1)]);
 	} else {
 		drop(t, c, r->bytes, dur, flags & IOP_EV_ERROR);
 	}
 	if (has_kids)
 		shim_frame_clear(t, depth);
-	/* Sample the shim's own cost on one call in 16 (one more clock read). */
-	if ((head & 15) == 0) {
-		uint64_t t2 = shim_ticks();
-		atomic_store_explicit(&t->shim_ticks,
-				      atomic_load_explicit(&t->shim_ticks, memory_order_relaxed) +
-					      16 * (t2 - t1),
-				      memory_order_relaxed);
-	}
+	shim_sample_cost(t, head, t1);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
 }
 
-void shim_end(struct shim_call *c, const struct shim_result *r)
+void shim_end_slow(struct shim_call *c, const struct shim_result *r, uint64_t t1)
 {
-	finish(c, r, true);
+	finish(c, r, t1, true);
 }
 
 void shim_end_dropped(struct shim_call *c, const struct shim_result *r)
 {
-	finish(c, r, false);
+	finish(c, r, shim_ticks(), false);
 }
