@@ -58,9 +58,10 @@ CASES = {
         "IOPFAULT_AFTER_S": "8", "IOPFAULT_UNTIL_S": "14"},
         expect=[("straggler", "rank=2", "rank 2 posix write"),
                 ("latency_spike", "file=steady.2", "posix write p99")]),
-    # Every call of every rank gets 20 ms slower for 6 s.
+    # Every call of every rank gets 50 ms slower for 6 s (20 ms was 5-14x a
+    # p99 baseline of 1.5-4 ms, and once too little for the 5x warn level).
     "collapse": dict(ranks=2, seconds=20, fault={
-        "IOPFAULT_DELAY_US": "20000", "IOPFAULT_AFTER_S": "8", "IOPFAULT_UNTIL_S": "14"},
+        "IOPFAULT_DELAY_US": "50000", "IOPFAULT_AFTER_S": "8", "IOPFAULT_UNTIL_S": "14"},
         expect=[("throughput_drop", "layer=posix", "posix write"),
                 ("latency_spike", "layer=posix", "posix write p99")]),
     # One call of rank 1 hangs for 14 s.
