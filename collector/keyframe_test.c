@@ -225,6 +225,16 @@ static void history_packed(void **state)
 		                 iop_hist_quantile(&b.cell[i].hist, 0.9));
 	coll_tick_free(&a);
 	coll_tick_free(&b);
+	/* rows without a latency (no call ended in the tick): nothing to pack */
+	struct coll_tick e;
+	coll_tick_init(&e, 0, SEC);
+	struct coll_cell *c;
+	assert_int_equal(coll_tick_row(&e, &(struct coll_key){.kind = COLL_ROW_LAYER}, &c), IOP_OK);
+	c->inflight = 1;
+	assert_int_equal(coll_tick_pack(&e), IOP_OK);
+	assert_int_equal(e.cell[0].inflight, 1);
+	assert_null(e.arena);
+	coll_tick_free(&e);
 	coll_sim_free(&sim);
 }
 
