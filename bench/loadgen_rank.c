@@ -125,13 +125,10 @@ enum iop_err lg_rank_generate(struct lg_rank *r, const struct lg_opts *o, uint64
 			/* more than a batch behind: this thread cannot keep the
 			 * rate; skip, so the achieved rate says so */
 			uint64_t k = (uint64_t)((double)(now_ns - batch_ns) * o->events_per_s / 1e9) + 1;
-			if (k > r->sched_k) {
-				r->skipped += k - r->sched_k;
-				r->sched_k = k;
-			} else {
-				r->sched_k++; /* rounding: never stand still */
-				r->skipped++;
-			}
+			if (k <= r->sched_k)
+				k = r->sched_k + 1; /* rounding: never stand still */
+			r->skipped += k - r->sched_k;
+			r->sched_k = k;
 			continue;
 		}
 		struct iop_event *st = grow(r->stage, &r->cap_stage, r->n_stage + 1, sizeof *st);

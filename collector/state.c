@@ -94,6 +94,14 @@ static void apply_proc(struct coll_state *s, const struct coll_proc *p)
  * is returned in *evicted (the caller owns it) and *has_evicted is set. */
 static enum iop_err thin(struct coll_tick *k);
 
+/* Before a tier takes a new slot: its newest tick or bin is complete,
+ * nothing merges into it any more, and it is packed (coll_tick_pack). */
+static void seal_newest(struct coll_tier *tr)
+{
+	if (tr->n)
+		(void)coll_tick_pack(&tr->v[(tr->head + tr->n - 1) % tr->cap]);
+}
+
 static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
                               struct coll_tick *evicted, bool *has_evicted)
 {
@@ -119,9 +127,7 @@ static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
 		if (!tr->v)
 			return IOP_ERR_NOMEM;
 	}
-	/* the newest bin is complete: nothing merges into it any more */
-	if (tr->n)
-		(void)coll_tick_pack(&tr->v[(tr->head + tr->n - 1) % tr->cap]);
+	seal_newest(tr);
 	if (tr->n == tr->cap) {
 		*evicted = tr->v[tr->head];
 		*has_evicted = true;
@@ -146,8 +152,7 @@ static enum iop_err tier_take(struct coll_tier *tr, struct coll_tick *k,
 	if (!new_slot || (!tr->v && !(tr->v = calloc(tr->cap, sizeof(*tr->v)))))
 		return tier_push(tr, k, evicted, has_evicted);
 	*has_evicted = false;
-	if (tr->n)
-		(void)coll_tick_pack(&tr->v[(tr->head + tr->n - 1) % tr->cap]);
+	seal_newest(tr);
 	if (tr->n == tr->cap) {
 		*evicted = tr->v[tr->head];
 		*has_evicted = true;

@@ -74,11 +74,9 @@ enum iop_err coll_tick_pack(struct coll_tick *k)
 		return IOP_ERR_NOMEM;
 	}
 	for (uint32_t i = 0; i < k->n; i++) {
-		struct iop_hist *h = &k->cell[i].hist;
-		size_t size = iop_hist_packed_size(h);
-		iop_hist_pack(h, size ? mem : NULL); /* an empty one needs none */
-		if (size)
-			mem += size;
+		size_t used = iop_hist_pack(&k->cell[i].hist, mem);
+		if (used) /* mem is NULL when every histogram is empty */
+			mem += used;
 	}
 	for (uint32_t i = k->n; i < k->n_kept; i++)
 		iop_hist_free(&k->cell[i].hist);

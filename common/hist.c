@@ -321,10 +321,18 @@ uint64_t iop_hist_quantile(const struct iop_hist *h, double q)
 static unsigned pack_width(const struct iop_hist *h, unsigned first, unsigned last)
 {
 	uint32_t most = 0;
-	for (unsigned i = first; i <= last; i++)
-		if (count_at(h, i) > most)
-			most = count_at(h, i);
+	for (unsigned i = first; i <= last; i++) {
+		uint32_t k = count_at(h, i);
+		most = k > most ? k : most;
+	}
 	return most <= UINT8_MAX ? 1 : most <= UINT16_MAX ? 2 : 4;
+}
+
+/* Bytes the packed form of [first, last] takes at width, padded to 4. */
+static size_t packed_bytes(unsigned first, unsigned last, unsigned width)
+{
+	size_t n = (size_t)(last + 1 - first) * width;
+	return (n + 3) & ~(size_t)3;
 }
 
 size_t iop_hist_packed_size(const struct iop_hist *h)
@@ -332,15 +340,14 @@ size_t iop_hist_packed_size(const struct iop_hist *h)
 	if (h->count == 0)
 		return 0;
 	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
-	size_t n = (size_t)(last + 1 - first) * pack_width(h, first, last);
-	return (n + 3) & ~(size_t)3;
+	return packed_bytes(first, last, pack_width(h, first, last));
 }
 
-void iop_hist_pack(struct iop_hist *h, void *mem)
+size_t iop_hist_pack(struct iop_hist *h, void *mem)
 {
 	if (h->count == 0) {
 		iop_hist_free(h);
-		return;
+		return 0;
 	}
 	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
 	unsigned width = pack_width(h, first, last);
@@ -361,6 +368,7 @@ void iop_hist_pack(struct iop_hist *h, void *mem)
 	h->borrowed = 1;
 	h->lo = (uint16_t)first;
 	h->hi = (uint16_t)(last + 1);
+	return packed_bytes(first, last, width);
 }
 
 /* ---------------------------------------------------------- serialization */

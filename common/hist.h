@@ -74,6 +74,15 @@ static inline enum iop_err iop_hist_record(struct iop_hist *h, uint64_t ns)
  * a leaf records a call in several rows' histograms, and this, inline,
  * costs one bucket computation a call and no function call when the
  * bucket is stored (the usual case). */
+/* The summary's part of recording one value ns (already clamped). */
+static inline void iop_hist_summary_add_one(struct iop_hist *h, uint64_t ns)
+{
+	h->min = h->count == 0 || ns < h->min ? ns : h->min;
+	h->max = h->count == 0 || ns > h->max ? ns : h->max;
+	h->count++;
+	h->sum = h->sum + ns < h->sum ? UINT64_MAX : h->sum + ns; /* saturating */
+}
+
 static inline enum iop_err iop_hist_record_at(struct iop_hist *h, uint64_t ns, unsigned b)
 {
 	if (ns > IOP_HIST_MAX_NS)
@@ -81,12 +90,7 @@ static inline enum iop_err iop_hist_record_at(struct iop_hist *h, uint64_t ns, u
 	if (!h->bucket || h->width || b < h->lo || b >= h->hi || h->bucket[b - h->lo] == UINT32_MAX)
 		return iop_hist_record_n(h, ns, 1);
 	h->bucket[b - h->lo]++;
-	if (h->count == 0 || ns < h->min)
-		h->min = ns;
-	if (h->count == 0 || ns > h->max)
-		h->max = ns;
-	h->count++;
-	h->sum = h->sum + ns < h->sum ? UINT64_MAX : h->sum + ns; /* saturating */
+	iop_hist_summary_add_one(h, ns);
 	return IOP_OK;
 }
 
@@ -100,10 +104,7 @@ static inline void iop_hist_record_full(struct iop_hist *h, uint64_t ns, unsigne
 	if (ns > IOP_HIST_MAX_NS)
 		ns = IOP_HIST_MAX_NS;
 	h->bucket[b]++;
-	h->min = h->count == 0 || ns < h->min ? ns : h->min;
-	h->max = h->count == 0 || ns > h->max ? ns : h->max;
-	h->count++;
-	h->sum = h->sum + ns < h->sum ? UINT64_MAX : h->sum + ns; /* saturating */
+	iop_hist_summary_add_one(h, ns);
 }
 
 /* Packed storage, for histograms that are kept long and no longer added
@@ -111,11 +112,12 @@ static inline void iop_hist_record_full(struct iop_hist *h, uint64_t ns, unsigne
  * fewest bytes a count that hold the largest (1, 2 or 4). packed_size is
  * the bytes pack needs, a multiple of 4 (0 for an empty histogram); pack
  * moves the counts into mem (4-byte aligned, the caller's, to outlive h's
- * use of it), freeing h's own memory. Contents, quantiles, merges and the
+ * use of it; not read when h is empty), freeing h's own memory, and
+ * returns the bytes it used (packed_size's). Contents, quantiles, merges and the
  * wire form are unchanged. Recording or merging into it later moves 1- and
  * 2-byte counts to memory of its own; 4-byte ones stay in mem, written. */
 size_t iop_hist_packed_size(const struct iop_hist *h);
-void iop_hist_pack(struct iop_hist *h, void *mem);
+size_t iop_hist_pack(struct iop_hist *h, void *mem);
 
 /* dst += src (dst may be src). INVAL (a bucket would exceed UINT32_MAX) and
  * NOMEM leave dst as it was. */
