@@ -87,6 +87,15 @@ static enum iop_err file_new(const char *path, int flags, struct rec_io **out)
 		free(io);
 		return err;
 	}
+	/* a directory opens read-only, and then every read fails with EISDIR,
+	 * which a caller would report as damage: refuse it here, by name */
+	struct stat st;
+	if (!(flags & O_CREAT) && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		free(io);
+		errno = EISDIR;
+		return IOP_ERR_IO;
+	}
 	io->ops = &file_ops;
 	io->u.file.fd = fd;
 	*out = io;

@@ -205,6 +205,7 @@ def part_headless(args, tmp, rec, live, live_alerts):
         f.write("not a recording\n" * 10)
     for opts, rc, words in [([os.path.join(tmp, "missing.iop")], 2, "No such file"),
                             ([text], 2, "not an iopulse recording"),
+                            ([tmp], 2, "Is a directory"),
                             ([rec, "--speed", "0"], 1, "--speed"),
                             ([rec, "--format", "xml"], 1, "unknown format"),
                             ([rec, "--rules", os.path.join(tmp, "none.json")], 1, "none.json"),
