@@ -86,14 +86,16 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 		"state after the DELTA before it, in parts (docs/recording.md)");
 	char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
 	json_decref(meta);
+	errno = 0;
 	enum iop_err e = text ? rec_io_file_create(path, &r->io) : IOP_ERR_NOMEM;
 	struct rec_writer_opts wopts = {.job_id = job->id, .start_ns = job->start_ns};
 	if (!e)
 		e = rec_writer_open(r->io, &wopts, text, strlen(text), &r->w);
+	int err = errno; /* the system's reason, when there is one, says it best */
 	free(text);
 	if (e) {
-		fprintf(stderr, "iopulse: cannot record to %s: %s%s%s\n", path, iop_strerror(e),
-		        errno ? ": " : "", errno ? strerror(errno) : "");
+		fprintf(stderr, "iopulse: cannot record to %s: %s\n", path,
+		        err ? strerror(err) : iop_strerror(e));
 		if (r->io)
 			rec_io_close(r->io);
 		free(r->path);

@@ -12,7 +12,9 @@ seconds. Checks:
      system) holds the program's exact byte counts;
   4. what was written stays readable: `iopulse verify` reads the file and
      says it is cut short (TRUNCATED, or its last whole frame), and
-     `iopulse summary` of it works.
+     `iopulse summary` of it works;
+  5. a recording that cannot be created (its directory is missing) is
+     said before the job starts (exit 2), and the job is not run.
 
 Needs root (mount); skipped (exit 77) otherwise.
     full_disk.py --iopulse IOPULSE --mpirun LAUNCHER --steady STEADY
@@ -91,6 +93,16 @@ def main():
                             text=True, timeout=60)
         if sm.returncode != 0 or json.loads(sm.stdout)["type"] != "summary":
             fail("iopulse summary of the cut recording: %d %s" % (sm.returncode, sm.stderr))
+        # a recording that cannot be made at all: said before the job starts
+        marker = os.path.join(tmp, "ran")
+        bad = os.path.join(tmp, "missing", "job.iop")
+        b = subprocess.run([args.iopulse, "run", "--headless", "--record", bad, "--",
+                            "touch", marker], capture_output=True, text=True, timeout=60, env=env)
+        if b.returncode != 2 or "cannot record to %s: No such file or directory" % bad \
+                not in b.stderr or os.path.exists(marker):
+            fail("--record in a missing directory: exit %d, ran %s, stderr %r"
+                 % (b.returncode, os.path.exists(marker), b.stderr))
+        print("ok: a recording in a missing directory: exit 2 before the job, " + b.stderr.strip())
         print("PASS: full disk while recording: job unharmed, error said once, "
               "%d bytes of recording readable" % size)
         return 0
