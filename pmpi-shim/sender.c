@@ -1,9 +1,11 @@
 /* The sender thread: every interval (10 ms by default) it drains the thread
  * rings, keeps the cumulative counters, and sends frames over a nanomsg PUSH
  * socket with NN_DONTWAIT, so the application never waits on the monitor. A
- * frame the socket refuses is counted (send_failures; its events as
- * dropped) and its counters and names are sent again with the next one, so
- * totals stay exact. The last frame goes out with a short bounded wait,
+ * frame the socket refuses is counted (send_failures); its events, counters
+ * and names stay pending, and the next frame is built once the socket can
+ * take it (every name and counter again), so totals stay exact: only what
+ * overflows the rings meanwhile is dropped (counted). The last frame goes
+ * out with a short bounded wait,
  * acknowledged over REQ/REP when IOPULSE_FINAL_ADDR is set.
  *
  * This thread has a descriptor table of its own (shim_fd_table_unshare(): the
