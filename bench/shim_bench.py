@@ -43,9 +43,15 @@ def start_sink(name, finals):
     ready = os.path.join(work, name + ".ready")
     out = os.path.join(work, name + ".json")
     # --light: every frame decoded and checked, counters kept, no per-event
-    # bookkeeping: about what a leaf collector's intake costs
+    # bookkeeping: about what a leaf collector's intake costs. --idle-ms: the
+    # sink's default (2 s without a frame) ended it between two runs with
+    # the shim (an fpp run without it, mpirun's start-up included, takes
+    # about that long, and much longer on a loaded host): the runs after
+    # it had no collector (their sender rebuilt refused frames, their
+    # drops went uncounted). It ends after the expected FINAL frames.
     p = subprocess.Popen([sink, "--url", url, "--key", key, "--out", out, "--ready", ready,
-                          "--expect-final", str(finals), "--timeout-s", "600", "--light"])
+                          "--expect-final", str(finals), "--timeout-s", "600",
+                          "--idle-ms", "120000", "--light"])
     for _ in range(100):
         if os.path.exists(ready):
             break
@@ -55,6 +61,22 @@ def start_sink(name, finals):
 
 def shim_env(url, base=os.environ):
     return dict(base, LD_PRELOAD=shim, IOPULSE_ADDR=url, IOPULSE_KEY=key)
+
+
+def read_summary(sinkp, out, expected):
+    """The sink's summary once it has ended (stopped with SIGTERM, which it
+    takes as the end, if a FINAL frame is missing); says so on stderr when
+    processes are missing."""
+    try:
+        sinkp.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        sinkp.terminate()
+        sinkp.wait(timeout=60)
+    summary = json.load(open(out))
+    if len(summary["processes"]) != expected:
+        print("shim_bench: the sink saw %d processes of %d (%s)"
+              % (len(summary["processes"]), expected, summary.get("stop_reason")), file=sys.stderr)
+    return summary
 
 
 def pwrite_pairs(rounds=9, n=1000000, extra=()):
@@ -71,8 +93,7 @@ def pwrite_pairs(rounds=9, n=1000000, extra=()):
         diffs.append(t["on"] - t["off"])
         cpu_diffs.append(cpu["on"] - cpu["off"])
         base.append(t["off"])
-    sinkp.wait(timeout=60)
-    summary = json.load(open(out))
+    summary = read_summary(sinkp, out, rounds)
     dropped = sum(p["stats"]["dropped"] for p in summary["processes"])
     return (statistics.median(diffs), statistics.median(base), dropped,
             statistics.median(cpu_diffs))
@@ -92,8 +113,7 @@ def fpp_times(rounds=7, n=50000):
                                check=True)
             m = re.search(r"fpp_time ([0-9.]+)", r.stderr)
             times[mode].append(float(m.group(1)))
-    sinkp.wait(timeout=60)
-    summary = json.load(open(out))
+    summary = read_summary(sinkp, out, 2 * rounds)
     dropped = sum(p["stats"]["dropped"] for p in summary["processes"])
     return statistics.median(times["on"]) / statistics.median(times["off"]), dropped, times
 
