@@ -90,10 +90,16 @@ def run(args, case, tmp):
                OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp,
                IOPFAULT_VERBOSE="1")
     env.update(case["fault"])  # iopulse run forwards IOPFAULT_* through the launcher
-    # Every rank's window from the same moment, not from its own library
-    # load: on a loaded machine the ranks started seconds apart, and a
-    # layer-wide fault was whole only when the last one's window opened.
-    env["IOPFAULT_EPOCH_S"] = "%.3f" % time.time()
+    # Every rank's window counts from its first call on its steady file,
+    # not from its library's load nor from the launch: on a loaded machine
+    # the ranks started seconds apart (a layer-wide fault was whole only
+    # when the last one's window opened), and wrote their first block 5-7 s
+    # after the launch, when a fault 8 s after it found the rules with
+    # fewer than the 5 baseline samples they judge from (throughput_drop
+    # and latency_spike never started). The ranks leave steady's start
+    # barrier together.
+    env.setdefault("IOPFAULT_FILE", "*/steady.*")
+    env["IOPFAULT_EPOCH_S"] = "first"
     cmd = [args.iopulse, "run", "--headless", "--format", "jsonl", "--summary-json", summary,
            "--alerts", alerts, "--also-preload", args.fault, "--"]
     cmd += launcher_cmd(args.mpirun, case["ranks"])
@@ -114,6 +120,16 @@ def run(args, case, tmp):
         fail("iopulse run exited %d" % p.returncode)
     lines = [json.loads(l) for l in open(alerts).read().splitlines() if l.strip()]
     return p.stdout, p.stderr, json.load(open(summary)), lines
+
+
+def writes_began(out):
+    """The start of the first tick in which the job wrote (seconds since
+    the epoch), from the JSON lines' samples; None when none did."""
+    for line in out.splitlines():
+        o = json.loads(line) if line.startswith('{"v"') else {}
+        if o.get("type") == "sample" and o["layers"].get("posix", {}).get("write_ops"):
+            return o["t"] - TICK_S
+    return None
 
 
 def fault_times(stderr, case):
@@ -208,6 +224,9 @@ def main():
     try:
         out, err, summary, lines = run(args, case, tmp)
         began, ended = fault_times(err, case)
+        first = writes_began(out)
+        print("the ranks' writes began %s before the fault" %
+              ("%.1f s" % (began - first) if first is not None else "(never)"))
         for kind, subject, words in case["expect"]:
             check_alert(kind, subject, words, lines, summary, began, ended)
         check_totals(out, summary)
