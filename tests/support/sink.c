@@ -504,7 +504,7 @@ static void usage(FILE *to)
 	            "                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--got FILE]\n"
 	            "                [--light]\n"
 	            "  --ready  a file made once the socket is bound\n"
-	            "  --got    a file made once a frame has been accepted (a sender is connected)\n"
+	            "  --got    a file made once a frame is accepted (a sender is connected)\n"
 	            "  --light  decode and check every frame, keep counters and stats, but not\n"
 	            "           per-event totals, latency or nesting (a leaf's intake cost)\n");
 }
