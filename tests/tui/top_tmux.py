@@ -21,7 +21,6 @@ Checks, each by polling with a bounded timeout:
     JOBID` says the root cannot be reached, exit 2.
 Standard library only. Exit status: 0 pass, 1 fail.
 """
-import errno
 import glob
 import json
 import os
@@ -37,14 +36,13 @@ from tmux_test import (TIMEOUT_S, Fail, quit_top, rank_rows, row_of,  # noqa: E4
 
 
 def start_job(args, tmp):
-    """The job, held open after the MPI job until release_job(): it must
-    still run when top quits however long the steps take (under load they
-    once took longer than the MPI job)."""
+    """The job, held open after the MPI job until its stdin is closed
+    (job.communicate() closes it; so does the test's end, whatever ends
+    it): it must still run when top quits however long the steps take
+    (under load they once took longer than the MPI job)."""
     env = dict(os.environ)
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", HOME=tmp,
                TMPDIR=tmp, IOPFAULT_RANK="2", IOPFAULT_DELAY_US="1000")
-    hold = os.path.join(tmp, "hold")
-    os.mkfifo(hold)
     # no -x: under a shell iopulse run forwards IOPFAULT_* to Open MPI's
     # ranks through OMPI_MCA_mca_base_env_list, which -x may not be mixed with
     mpi = [args.mpirun, "-n", "4"] + ([] if "mpich" in os.path.basename(args.mpirun) else
@@ -52,10 +50,9 @@ def start_job(args, tmp):
         [args.fpp, "-n", "30000", "-s", "1024", "-d", os.path.join(tmp, "data")]
     cmd = [args.iopulse, "run", "--headless", "--summary-json", os.path.join(tmp, "summary.json"),
            "--also-preload", args.fault, "--", "sh", "-c",
-           "%s; s=$?; read x < %s; exit $s" % (" ".join(shlex.quote(c) for c in mpi),
-                                               shlex.quote(hold))]
-    job = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           text=True)
+           "%s < /dev/null; s=$?; read x; exit $s" % " ".join(shlex.quote(c) for c in mpi)]
+    job = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
     deadline = time.time() + TIMEOUT_S
     while time.time() < deadline:
         cards = [c for c in glob.glob(os.path.join(tmp, ".iopulse", "jobs", "*"))
@@ -67,21 +64,6 @@ def start_job(args, tmp):
             raise Fail("iopulse run ended before writing its card: " + job.stderr.read())
         time.sleep(0.05)
     raise Fail("no job card")
-
-
-def release_job(tmp, job):
-    """Lets the job's shell end once its MPI job has (start_job)."""
-    deadline = time.time() + TIMEOUT_S * 3
-    while True:
-        try:  # the shell opens the fifo once the MPI job has ended
-            fd = os.open(os.path.join(tmp, "hold"), os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError as e:
-            if e.errno != errno.ENXIO or job.poll() is not None or time.time() > deadline:
-                raise Fail("the job did not come to its end (%s, status %s)" % (e, job.poll()))
-            time.sleep(0.1)
-    os.write(fd, b"go\n")
-    os.close(fd)
 
 
 def top_plain(args, env, *argv, **extra):
@@ -156,8 +138,7 @@ def run(args, tmp, pane):
         dashboard(args, tmp, pane, card)
         if job.poll() is not None:
             raise Fail("the job ended with top (status %d)" % job.returncode)
-        release_job(tmp, job)
-        _, err = job.communicate(timeout=TIMEOUT_S * 3)
+        _, err = job.communicate(timeout=TIMEOUT_S * 3)  # closes its stdin: it may end
     finally:
         if job.poll() is None:
             job.kill()
