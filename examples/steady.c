@@ -7,8 +7,9 @@
  * or a fault slowed the rank down) is not made up for: the rank falls
  * behind, as a real rank would, and the pace restarts from there.
  *
- * The ranks do not wait for each other between calls, so one slow rank
- * moves fewer bytes than the others; they meet at a barrier at the end.
+ * The ranks start together (a barrier) and do not wait for each other
+ * between calls, so one slow rank moves fewer bytes than the others; they
+ * meet at a barrier at the end.
  *
  * Truth: one posix entry for the rank's file. */
 #include <errno.h>
@@ -131,6 +132,7 @@ int main(int argc, char **argv)
 	fill(buf, rank, o.size);
 	uint64_t blocks = o.span / o.size, last = 0; /* the block the last write wrote */
 	bool wrote = false;
+	MPI_Barrier(MPI_COMM_WORLD); /* one start: no rank writes alone at first, nor last */
 	uint64_t period = 1000000000u / o.rate, start = now_ns();
 	uint64_t end = start + o.seconds * 1000000000u, next = start;
 	for (uint64_t i = 0; now_ns() < end; i++) {

@@ -51,6 +51,8 @@ struct fault_cfg {
 	uint64_t epoch_ns;            /* IOPFAULT_EPOCH_S: the window counts from this Unix
 	                                 time (ns), the same for every process; 0: from
 	                                 the library's load */
+	bool epoch_first;             /* IOPFAULT_EPOCH_S=first: from the process's first
+	                                 selected call (its first I/O on IOPFAULT_FILE) */
 	uint64_t after_ns;            /* faults start this long after the library loaded
 	                                 (or after epoch_ns) */
 	uint64_t until_ns;            /* ... and end here (FAULT_NEVER: they do not) */

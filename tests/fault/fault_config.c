@@ -174,7 +174,8 @@ void fault_cfg_read(struct fault_cfg *cfg, fault_getenv_fn *get, bool launcher)
 		fail(cfg, "IOPFAULT_HANG", v);
 	if ((v = var(get, "IOPFAULT_HANG_S")) && !fault_parse_seconds(v, &cfg->hang_ns))
 		fail(cfg, "IOPFAULT_HANG_S", v);
-	if ((v = var(get, "IOPFAULT_EPOCH_S")) && !fault_parse_epoch(v, &cfg->epoch_ns))
+	if ((v = var(get, "IOPFAULT_EPOCH_S")) && !(cfg->epoch_first = !strcmp(v, "first")) &&
+	    !fault_parse_epoch(v, &cfg->epoch_ns))
 		fail(cfg, "IOPFAULT_EPOCH_S", v);
 	if ((v = var(get, "IOPFAULT_AFTER_S")) && !fault_parse_seconds(v, &cfg->after_ns))
 		fail(cfg, "IOPFAULT_AFTER_S", v);
@@ -239,7 +240,9 @@ size_t fault_cfg_describe(const struct fault_cfg *cfg, char *buf, size_t cap)
 	if (!cfg->active)
 		return n;
 	char from[64];
-	if (cfg->epoch_ns)
+	if (cfg->epoch_first)
+		snprintf(from, sizeof from, "from the first selected call");
+	else if (cfg->epoch_ns)
 		snprintf(from, sizeof from, "from %.3f", (double)cfg->epoch_ns / 1e9);
 	else
 		snprintf(from, sizeof from, "from library load");

@@ -74,7 +74,7 @@ static void seconds(void **state)
 }
 
 /* IOPFAULT_EPOCH_S: a Unix time; the window then counts from it for
- * every process, and the description says so. */
+ * every process, and the description says so; or "first". */
 static void epoch(void **state)
 {
 	uint64_t ns;
@@ -98,6 +98,16 @@ static void epoch(void **state)
 	read_cfg(&cfg, bad, false);
 	assert_true(cfg.bad);
 	assert_false(cfg.active);
+	fault_cfg_free(&cfg);
+	/* first: from each process's first selected call */
+	static const char *const first[] = {
+	    "IOPFAULT_DELAY_US", "10", "IOPFAULT_EPOCH_S", "first", "IOPFAULT_AFTER_S", "8", NULL};
+	read_cfg(&cfg, first, false);
+	assert_true(cfg.active);
+	assert_true(cfg.epoch_first);
+	assert_int_equal(cfg.epoch_ns, 0);
+	assert_true(fault_cfg_describe(&cfg, text, sizeof text) > 0);
+	assert_non_null(strstr(text, "end of process (from the first selected call)"));
 	fault_cfg_free(&cfg);
 }
 

@@ -14,10 +14,11 @@
  * fwrite, fprintf, fread (stdio, at the start of the file; writes flushed).
  *
  *   fault_probe -d DIR [-f a.dat,b.dat] [-x write,pread,...] [-c ROUNDS]
- *               [-t SECONDS] [-i INTERVAL_MS] [-s BYTES]
+ *               [-t SECONDS] [-i INTERVAL_MS] [-s BYTES] [-w SECONDS]
  *
  * A round calls every function (-x) on every file (-f); rounds repeat -c
- * times, or until -t seconds have passed, -i ms apart. "t" is seconds since
+ * times, or until -t seconds have passed, -i ms apart; the first one after
+ * -w seconds of nothing. "t" is seconds since
  * main() started (the fault library's clock starts a little earlier, when
  * it is loaded). "ok": the return value (and errno, for the call meant to
  * fail) is the expected one. "errno_kept": a successful call left errno as
@@ -219,10 +220,10 @@ int main(int argc, char **argv)
 	const char *dir = NULL, *names[MAX_FILES];
 	char files[256] = "a.dat", fns[512] = "write,read";
 	long rounds = 1;
-	double seconds = 0, interval_ms = 0;
+	double seconds = 0, interval_ms = 0, wait_s = 0;
 	int c;
 	p.t0 = now_s();
-	while ((c = getopt(argc, argv, "d:f:x:c:t:i:s:")) != -1) {
+	while ((c = getopt(argc, argv, "d:f:x:c:t:i:s:w:")) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -245,6 +246,9 @@ int main(int argc, char **argv)
 		case 's':
 			p.bytes = (size_t)atol(optarg);
 			break;
+		case 'w':
+			wait_s = atof(optarg);
+			break;
 		default:
 			return 2;
 		}
@@ -253,7 +257,7 @@ int main(int argc, char **argv)
 	split(fns, p.fns, &p.n_fns, MAX_FNS);
 	if (!dir || !p.n_files || !p.n_fns || p.bytes < 2 || p.bytes > (1u << 20)) {
 		fprintf(stderr, "usage: fault_probe -d DIR [-f FILES] [-x FUNCS] [-c ROUNDS] "
-		                "[-t SECONDS] [-i INTERVAL_MS] [-s BYTES]\n");
+		                "[-t SECONDS] [-i INTERVAL_MS] [-s BYTES] [-w SECONDS]\n");
 		return 2;
 	}
 	p.buf = calloc(1, p.bytes);
@@ -262,6 +266,10 @@ int main(int argc, char **argv)
 	open_files(&p, dir, names);
 	printf("{\"ready\":true,\"pid\":%d}\n", (int)getpid());
 	fflush(stdout);
+	if (wait_s > 0) {
+		struct timespec ts = {(time_t)wait_s, (long)((wait_s - (time_t)wait_s) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
 	for (long r = 0; seconds > 0 ? now_s() - p.t0 < seconds : r < rounds; r++) {
 		round_of_calls(&p);
 		if (interval_ms > 0) {

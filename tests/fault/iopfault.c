@@ -7,7 +7,8 @@
  * like a slow file system to it.
  *
  * A call is faulted when: the process's rank is selected (IOPFAULT_RANK),
- * the time since the library loaded is inside [IOPFAULT_AFTER_S,
+ * the time since the library loaded (or since IOPFAULT_EPOCH_S: a Unix
+ * time, or the process's first selected call) is inside [IOPFAULT_AFTER_S,
  * IOPFAULT_UNTIL_S), the descriptor is a regular file (sockets, pipes and
  * devices never: the shim's sender and nanomsg's workers write to sockets),
  * its path matches IOPFAULT_FILE when that is set, and the function is in
@@ -52,6 +53,8 @@ static uint64_t load_ns;     /* CLOCK_MONOTONIC when the library loaded */
 static atomic_int hang_used; /* the one hanging call has been chosen */
 static atomic_int window_said; /* 1: the window's opening was reported, 2: its closing too */
 static _Atomic uint64_t last_faulted_ns; /* wall time the last delayed call returned */
+/* IOPFAULT_EPOCH_S=first: wall time of the first selected call (0: none yet) */
+static _Atomic uint64_t first_ns;
 /* Per fd: 0 (unknown), or a (device, inode) key with bit 0 = path matches. */
 static _Atomic uint64_t fd_match[FD_CACHE];
 
@@ -221,12 +224,15 @@ static bool file_selected(int fd)
 
 static bool in_window(void)
 {
-	uint64_t t;
-	if (cfg.epoch_ns) { /* one clock for every process of the job */
+	uint64_t t, epoch = cfg.epoch_first ? atomic_load(&first_ns) : cfg.epoch_ns;
+	if (cfg.epoch_first && !epoch)
+		return false; /* no selected call yet */
+	/* a Unix time: one clock for every process of the job */
+	if (epoch) {
 		uint64_t now = clock_ns(CLOCK_REALTIME);
-		if (now < cfg.epoch_ns)
+		if (now < epoch)
 			return false;
-		t = now - cfg.epoch_ns;
+		t = now - epoch;
 	} else {
 		t = mono_ns() - load_ns;
 	}
@@ -283,6 +289,11 @@ void fault_point(unsigned fn, const char *name, int fd)
 	if (!hangs && !delays)
 		return;
 	int saved = errno;
+	if (cfg.epoch_first && !atomic_load_explicit(&first_ns, memory_order_relaxed) &&
+	    file_selected(fd)) {
+		uint64_t none = 0; /* the window's clock starts with the first selected call */
+		atomic_compare_exchange_strong(&first_ns, &none, clock_ns(CLOCK_REALTIME));
+	}
 	if (in_window()) {
 		if (file_selected(fd)) {
 			say_window(1);

@@ -18,6 +18,8 @@ with the library preloaded and some IOPFAULT_* variables, and checks:
                 through a dup'd fd the library never saw opened
   window        with IOPFAULT_AFTER_S / IOPFAULT_UNTIL_S, calls are slowed
                 inside the window only (so an alert can be seen to end)
+  epoch first   with IOPFAULT_EPOCH_S=first the window counts from the
+                first selected call, made 1 s after the probe started
   hang for S    the first matching call after IOPFAULT_AFTER_S takes S
                 seconds, then returns its value (a failing call its errno);
                 no other call hangs
@@ -162,12 +164,31 @@ def slow_file(chk, args, tmp):
 
 def window(chk, args, tmp):
     """Slow in [0.6, 1.2) s after load only; the probe's t starts a little
-    after the library loaded, so calls within MARGIN of an edge are left out."""
-    after, until, margin = 0.6, 1.2, 0.1
-    name = f"window {after}..{until} s"
+    after the library loaded, so calls near an edge are left out."""
+    after, until = 0.6, 1.2
     faults = {"IOPFAULT_AFTER_S": str(after), "IOPFAULT_UNTIL_S": str(until),
               "IOPFAULT_DELAY_US": str(DELAY_US)}
     calls, _ = run_probe(args, tmp, faults, ["-x", "pwrite", "-t", "1.8", "-i", "20"], "window")
+    slowed_inside(chk, calls, f"window {after}..{until} s", after, until)
+
+
+def epoch_first(chk, args, tmp):
+    """IOPFAULT_EPOCH_S=first: the probe makes its first call 1 s after it
+    started; slow in [0.3, 0.8) s after that call, where from the load the
+    window would have passed unseen."""
+    wait, after, until = 1.0, 0.3, 0.8
+    faults = {"IOPFAULT_EPOCH_S": "first", "IOPFAULT_AFTER_S": str(after),
+              "IOPFAULT_UNTIL_S": str(until), "IOPFAULT_DELAY_US": str(DELAY_US)}
+    calls, _ = run_probe(args, tmp, faults,
+                         ["-x", "pwrite", "-w", str(wait), "-t", "2.6", "-i", "20"], "first")
+    first = min(c["t"] for c in calls)
+    slowed_inside(chk, calls, f"window {after}..{until} s after the first call at {first:.2f} s",
+                  first + after, first + until)
+
+
+def slowed_inside(chk, calls, name, after, until, margin=0.1):
+    """Calls slowed between after and until (probe seconds), not before
+    or after; calls within margin of an edge are left out."""
     check_returns(chk, calls, name)
     before = [c["dur_us"] for c in calls if c["t"] < after - margin]
     inside = [c["dur_us"] for c in calls if after + margin <= c["t"] < until - margin]
@@ -269,8 +290,8 @@ def main(argv):
     tmp = tempfile.mkdtemp(prefix="iop-fault-", dir=base)
     chk = Checks()
     try:
-        for scenario in (slow_rank, ops_sync, slow_file, window, hang_for, hang_forever,
-                         bad_value):
+        for scenario in (slow_rank, ops_sync, slow_file, window, epoch_first, hang_for,
+                         hang_forever, bad_value):
             print(f"== {scenario.__name__}")
             before = chk.failures
             try:

@@ -277,9 +277,10 @@ def main():
         for ns in (h2, h3):
             os.mkdir(os.path.join(tmp, ns), 0o700)
         root = job.root()
-        job.collector(h1, "mid", "mid.log", "--listen", addr(h1, 7412), "--parent", addr(h1, 7411))
+        mid = job.collector(h1, "mid", "mid.log", "--listen", addr(h1, 7412), "--parent",
+                            addr(h1, 7411))
         leaf2 = job.leaf(h2, addr(h1, 7411))
-        job.leaf(h3, addr(h1, 7412))
+        leaf3 = job.leaf(h3, addr(h1, 7412))
         wait_for(lambda: all(os.path.exists(os.path.join(tmp, ns, "leaf.ipc")) for ns in (h2, h3)),
                  10, "the leaves listen")
         writers = [job.writer(h2, 0), job.writer(h2, 1), job.writer(h3, 2), job.writer(h3, 3)]
@@ -299,13 +300,17 @@ def main():
             if w.wait(timeout=60) != 0:
                 raise SystemExit(f"FAIL: a writer failed; see {tmp}")
         time.sleep(5)  # the leaves' last ticks reach the root (a loaded machine is slow)
-        for p in job.procs:
-            if p is not root and p.poll() is None:
+        # Ended from the leaves up, each once the one below it has: a node
+        # ends by sending its last ticks up and waiting for their
+        # acknowledgement (a fixed 3 s before the root, with the mid ended
+        # with the leaves, was a guess at how long that takes).
+        for level in ((leaf2, leaf3), (mid,), (root,)):
+            for p in level:
                 p.send_signal(signal.SIGTERM)
-        time.sleep(3)
-        root.send_signal(signal.SIGTERM)
-        if root.wait(timeout=20) != 0:
-            raise SystemExit("FAIL: the root did not end cleanly")
+            for p in level:
+                if p.wait(timeout=30) != 0:
+                    raise SystemExit(f"FAIL: the {p.args[7]} in {p.args[3]} did not end cleanly; "
+                                     f"logs in {tmp}")
         s = json.load(open(os.path.join(tmp, "summary.json")))
         bad = inexact(s, tmp, "out", 4, WRITES)
         nodes = s["job"]["nodes"]

@@ -47,21 +47,25 @@ HUNG_WARN_S = 10.0    # hung_io's default warn threshold
 
 # Each case: ranks, steady's arguments, the fault's variables, and the
 # alerts expected: (kind, subject, words its message must hold), subject one
-# of rank=N, file=NAME (the file's base name), layer=LAYER, job.
+# of rank=N, file=NAME (the file's base name), layer=LAYER, job. A fault
+# begins 12 s into the ranks' writing: latency_spike's baseline is the 90th
+# percentile of the p99s before it, with fewer than ten of them their
+# largest, and one loaded tick among 6-8 hid the fault's spike (ASan, load
+# 6 and three jobs at once: 'latency_spike on file=steady.2 never started').
 STEADY = ["-s", "1048576", "-n", "200", "-f", "16777216"]
 CASES = {
     # One rank's file slows down (file-per-process: that rank too), 40 ms a
     # call: well above the p99 a loaded 2-core machine gives healthy calls,
     # and still 25 calls a tick, over latency_spike's min_ops.
-    "slow_file": dict(ranks=3, seconds=20, fault={
+    "slow_file": dict(ranks=3, seconds=24, fault={
         "IOPFAULT_FILE": "*/steady.2", "IOPFAULT_DELAY_US": "40000",
-        "IOPFAULT_AFTER_S": "8", "IOPFAULT_UNTIL_S": "14"},
+        "IOPFAULT_AFTER_S": "12", "IOPFAULT_UNTIL_S": "18"},
         expect=[("straggler", "rank=2", "rank 2 posix write"),
                 ("latency_spike", "file=steady.2", "posix write p99")]),
     # Every call of every rank gets 50 ms slower for 6 s (20 ms was 5-14x a
     # p99 baseline of 1.5-4 ms, and once too little for the 5x warn level).
-    "collapse": dict(ranks=2, seconds=20, fault={
-        "IOPFAULT_DELAY_US": "50000", "IOPFAULT_AFTER_S": "8", "IOPFAULT_UNTIL_S": "14"},
+    "collapse": dict(ranks=2, seconds=24, fault={
+        "IOPFAULT_DELAY_US": "50000", "IOPFAULT_AFTER_S": "12", "IOPFAULT_UNTIL_S": "18"},
         expect=[("throughput_drop", "layer=posix", "posix write"),
                 ("latency_spike", "layer=posix", "posix write p99")]),
     # One call of rank 1 hangs for 14 s.
@@ -71,9 +75,9 @@ CASES = {
         expect=[("hung_io", "rank=1", "rank 1 posix write call in flight")]),
     # Of two ranks that do not wait for each other, one slows down: it is a
     # straggler, and its partner moves far more bytes (imbalance).
-    "slow_rank": dict(ranks=2, seconds=20, fault={
+    "slow_rank": dict(ranks=2, seconds=24, fault={
         "IOPFAULT_RANK": "1", "IOPFAULT_DELAY_US": "50000",
-        "IOPFAULT_AFTER_S": "8", "IOPFAULT_UNTIL_S": "14"},
+        "IOPFAULT_AFTER_S": "12", "IOPFAULT_UNTIL_S": "18"},
         expect=[("straggler", "rank=1", "rank 1 posix write"),
                 ("imbalance", "job", "rank 0 moved")]),
 }
@@ -90,10 +94,16 @@ def run(args, case, tmp):
                OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp,
                IOPFAULT_VERBOSE="1")
     env.update(case["fault"])  # iopulse run forwards IOPFAULT_* through the launcher
-    # Every rank's window from the same moment, not from its own library
-    # load: on a loaded machine the ranks started seconds apart, and a
-    # layer-wide fault was whole only when the last one's window opened.
-    env["IOPFAULT_EPOCH_S"] = "%.3f" % time.time()
+    # Every rank's window counts from its first call on its steady file,
+    # not from its library's load nor from the launch: on a loaded machine
+    # the ranks started seconds apart (a layer-wide fault was whole only
+    # when the last one's window opened), and wrote their first block 5-7 s
+    # after the launch, when a fault 8 s after it found the rules with
+    # fewer than the 5 baseline samples they judge from (throughput_drop
+    # and latency_spike never started). The ranks leave steady's start
+    # barrier together.
+    env.setdefault("IOPFAULT_FILE", "*/steady.*")
+    env["IOPFAULT_EPOCH_S"] = "first"
     cmd = [args.iopulse, "run", "--headless", "--format", "jsonl", "--summary-json", summary,
            "--alerts", alerts, "--also-preload", args.fault, "--"]
     cmd += launcher_cmd(args.mpirun, case["ranks"])
@@ -114,6 +124,16 @@ def run(args, case, tmp):
         fail("iopulse run exited %d" % p.returncode)
     lines = [json.loads(l) for l in open(alerts).read().splitlines() if l.strip()]
     return p.stdout, p.stderr, json.load(open(summary)), lines
+
+
+def writes_began(out):
+    """The start of the first tick in which the job wrote (seconds since
+    the epoch), from the JSON lines' samples; None when none did."""
+    for line in out.splitlines():
+        o = json.loads(line) if line.startswith('{"v"') else {}
+        if o.get("type") == "sample" and o["layers"].get("posix", {}).get("write_ops"):
+            return o["t"] - TICK_S
+    return None
 
 
 def fault_times(stderr, case):
@@ -208,6 +228,9 @@ def main():
     try:
         out, err, summary, lines = run(args, case, tmp)
         began, ended = fault_times(err, case)
+        first = writes_began(out)
+        print("the ranks' writes began %s before the fault" %
+              ("%.1f s" % (began - first) if first is not None else "(never)"))
         for kind, subject, words in case["expect"]:
             check_alert(kind, subject, words, lines, summary, began, ended)
         check_totals(out, summary)

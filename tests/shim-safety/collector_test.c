@@ -1,9 +1,11 @@
-/* collector_test SECONDS PAUSE_US: first writes early.dat (EARLY_WRITES of
- * 100 bytes, closed at once), then writes collector.dat steadily for
- * SECONDS (a pwrite of 100 bytes and an fputs of 20 bytes to
- * collector.txt, then a pause of PAUSE_US), whatever happens to the
- * collector meanwhile, checking every return value. Prints what it did:
- * the driver compares it with what a (restarted) sink received. */
+/* collector_test SECONDS PAUSE_US [STOP_FILE]: first writes early.dat
+ * (EARLY_WRITES of 100 bytes, closed at once), then writes collector.dat
+ * steadily for SECONDS (a pwrite of 100 bytes and an fputs of 20 bytes to
+ * collector.txt, then a pause of PAUSE_US), and after them until STOP_FILE
+ * exists when one is given (the driver's steps then take as long as they
+ * take), whatever happens to the collector meanwhile, checking every
+ * return value. Prints what it did: the driver compares it with what a
+ * (restarted) sink received. */
 #include <fcntl.h>
 
 #include "check.h"
@@ -14,9 +16,10 @@
 
 int main(int argc, char **argv)
 {
-	CHECK(argc == 3, "usage: collector_test SECONDS PAUSE_US");
+	CHECK(argc == 3 || argc == 4, "usage: collector_test SECONDS PAUSE_US [STOP_FILE]");
 	double seconds = atof(argv[1]);
 	useconds_t pause = (useconds_t)atol(argv[2]);
+	const char *stop = argc == 4 ? argv[3] : NULL;
 	double t0 = safety_now();
 	int fd = open("early.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	CHECK(fd >= 0, "open early.dat");
@@ -28,7 +31,7 @@ int main(int argc, char **argv)
 	FILE *f = fopen("collector.txt", "w");
 	CHECK(f != NULL, "fopen collector.txt");
 	long n = 0;
-	while (safety_now() - t0 < seconds) {
+	while (safety_now() - t0 < seconds || (stop && access(stop, F_OK) != 0)) {
 		PWRITE_ALL(fd, safety_pattern(REC), REC, (off_t)(n % 1000) * REC);
 		CHECK(fputs(LINE, f) >= 0, "fputs");
 		n++;

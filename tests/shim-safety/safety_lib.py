@@ -43,13 +43,22 @@ class Tools:
 
 
 class Sink:
-    def __init__(self, run, proc, out, tag):
-        self.run, self.proc, self.out, self.tag = run, proc, out, tag
+    def __init__(self, run, proc, out, tag, got=None):
+        self.run, self.proc, self.out, self.tag, self.got = run, proc, out, tag, got
 
     def kill(self):
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+
+    def wait_got(self, timeout):
+        """Waits until the sink has accepted a frame (started with got=True):
+        a sender is connected to it."""
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(self.got):
+            check(self.proc.poll() is None, f"{self.tag} exited early ({self.proc.returncode})")
+            check(time.monotonic() < deadline, f"{self.tag} got no frame within {timeout} s")
+            time.sleep(0.01)
 
     def wait(self, timeout, stop=False):
         """Waits for the sink to stop on its own (or, with stop, makes it
@@ -98,16 +107,20 @@ class Run:
         os.makedirs(d, exist_ok=True)
         return d
 
-    def start_sink(self, expect_final, timeout_s=60, tag="sink", url=None):
-        """Starts iop-sink and waits until it has bound its socket."""
+    def start_sink(self, expect_final, timeout_s=60, tag="sink", url=None, got=False):
+        """Starts iop-sink and waits until it has bound its socket. got:
+        Sink.wait_got() may then wait for its first frame."""
         n = len(self.sinks)
         out, ready = self.path(f"sink{n}.json"), self.path(f"sink{n}.ready")
         argv = [self.tools.sink, "--url", url or self.url, "--key", self.key,
                 "--out", out, "--expect-final", str(expect_final),
                 "--idle-ms", str(timeout_s * 1000), "--timeout-s", str(timeout_s),
                 "--ready", ready]
+        got_path = self.path(f"sink{n}.got") if got else None
+        if got:
+            argv += ["--got", got_path]
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-        sink = Sink(self, proc, out, tag)
+        sink = Sink(self, proc, out, tag, got_path)
         self.sinks.append(sink)
         deadline = time.monotonic() + 10
         while not os.path.exists(ready):

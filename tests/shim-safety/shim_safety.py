@@ -342,17 +342,28 @@ def test_collector_killed(tools, run):
 
 
 def test_collector_restarted(tools, run):
-    """A sink killed 0.8 s into a 3 s run and another started on the same
-    address: the second gets the process, its FINAL frame and the program's
-    exact cumulative totals: of collector.dat and .txt, written all along,
-    and of early.dat, written and closed before the first sink was killed
-    (counters are cumulative: the last frame can say everything)."""
-    first = run.start_sink(expect_final=1, tag="first sink")
-    p = run.start([tools.prog("collector_test"), "3", "200"], run.env("active"))
-    time.sleep(0.8)
+    """A sink killed while the program writes (it has the program's frames,
+    and early.dat is written and closed) and another started on the same
+    address: once the program's frames reach the second, the program is
+    let end (it writes at least 3 s and until then, not a fixed time: a
+    loaded machine's steps take longer). The second sink gets the process,
+    its FINAL frame and the program's exact cumulative totals: of
+    collector.dat and .txt, written all along, and of early.dat (counters
+    are cumulative: the last frame can say everything)."""
+    stop = run.path("stop")
+    first = run.start_sink(expect_final=1, tag="first sink", got=True)
+    p = run.start([tools.prog("collector_test"), "3", "200", stop], run.env("active"))
+    first.wait_got(30)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(run.path("collector.dat")) or \
+            not os.path.getsize(run.path("collector.dat")):  # early.dat is closed
+        check(p.poll() is None, f"collector_test exited early ({p.returncode})")
+        check(time.monotonic() < deadline, "collector_test wrote nothing within 30 s")
+        time.sleep(0.01)
     kill_and_reap(first.proc)
-    time.sleep(0.3)
-    second = run.start_sink(expect_final=1, timeout_s=30, tag="second sink")
+    second = run.start_sink(expect_final=1, timeout_s=60, tag="second sink", got=True)
+    second.wait_got(30)
+    open(stop, "w").close()
     rc, out, err, _ = run.finish(p, 30, "collector_test")
     check(rc == 0, f"collector_test exited with {rc}\n{err}")
     doc = second.wait(30)

@@ -8,7 +8,7 @@
  * jansson instead of trusting the collector under test.
  *
  *   iop-sink --url URL --key HEX32 [--out FILE] [--expect-final N]
- *            [--idle-ms MS] [--timeout-s S] [--ready FILE]
+ *            [--idle-ms MS] [--timeout-s S] [--ready FILE] [--got FILE]
  *
  * Nothing is capped: every table grows with the data, so memory is bounded
  * by what was received (a frame's decode arrays by the largest frame). The
@@ -429,6 +429,8 @@ static bool elapsed(uint64_t since_ns, uint64_t now_ns, uint64_t limit_ms)
 	return now_ns - since_ns >= limit_ms * 1000000u;
 }
 
+static enum iop_err write_marker(const char *path, const char *url);
+
 static enum iop_err receive(struct sink *s, int sock)
 {
 	uint64_t start = iop_mono_ns(), last = 0;
@@ -460,11 +462,15 @@ static enum iop_err receive(struct sink *s, int sock)
 			fprintf(stderr, "iop-sink: %s\n", iop_strerror(err));
 			return err;
 		}
+		if (s->opt.got && s->frames && write_marker(s->opt.got, s->opt.url) == IOP_OK)
+			s->opt.got = NULL; /* said once */
 	}
 }
 
-/* The ready file says the socket is bound: senders may start. */
-static enum iop_err write_ready(const char *path, const char *url)
+/* A file holding the sink's URL: the ready file (the socket is bound:
+ * senders may start) and the got file (a frame has been accepted: a sender
+ * is connected, which a test may wait for before going on). */
+static enum iop_err write_marker(const char *path, const char *url)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -495,7 +501,10 @@ static int open_socket(const struct sink_opts *opt)
 static void usage(FILE *to)
 {
 	fprintf(to, "usage: iop-sink --url URL --key HEX32 [--out FILE] [--expect-final N]\n"
-	            "                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--light]\n"
+	            "                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--got FILE]\n"
+	            "                [--light]\n"
+	            "  --ready  a file made once the socket is bound\n"
+	            "  --got    a file made once a frame is accepted (a sender is connected)\n"
 	            "  --light  decode and check every frame, keep counters and stats, but not\n"
 	            "           per-event totals, latency or nesting (a leaf's intake cost)\n");
 }
@@ -520,6 +529,7 @@ static bool parse_opts(int argc, char **argv, struct sink_opts *opt, struct iop_
 	                                         {"idle-ms", required_argument, NULL, 'i'},
 	                                         {"timeout-s", required_argument, NULL, 't'},
 	                                         {"ready", required_argument, NULL, 'r'},
+	                                         {"got", required_argument, NULL, 'g'},
 	                                         {"light", no_argument, NULL, 'l'},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
@@ -548,6 +558,9 @@ static bool parse_opts(int argc, char **argv, struct sink_opts *opt, struct iop_
 			break;
 		case 'r':
 			opt->ready = optarg;
+			break;
+		case 'g':
+			opt->got = optarg;
 			break;
 		case 'l':
 			opt->light = true;
@@ -626,7 +639,7 @@ int main(int argc, char **argv)
 	if (sock < 0)
 		return 1;
 	enum iop_err err = IOP_OK;
-	if (s.opt.ready && (err = write_ready(s.opt.ready, s.opt.url)) != IOP_OK)
+	if (s.opt.ready && (err = write_marker(s.opt.ready, s.opt.url)) != IOP_OK)
 		fprintf(stderr, "iop-sink: cannot create %s: %s\n", s.opt.ready, strerror(errno));
 	if (err == IOP_OK)
 		err = receive(&s, sock);

@@ -103,6 +103,7 @@ struct sink_file {
 
 struct sink_opts {
 	const char *url, *out, *ready;
+	const char *got; /* made at the first accepted frame (NULL: not asked, or made) */
 	uint64_t expect_final, idle_ms, timeout_s;
 	bool light; /* counters and stats only: no per-event work */
 };

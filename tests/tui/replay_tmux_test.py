@@ -7,15 +7,16 @@ read with capture-pane (Pane from tmux_test.py).
     replay_tmux_test.py --iopulse IOPULSE --mpirun LAUNCHER --fault LIBIOPFAULT --fpp FPP
 
 Checks, each by polling the screen with a bounded timeout:
-  the badge (REPLAY 1x) and ranks 4 while it plays; Space pauses (PAUSED);
-  r shows the first tick, Z the last; left steps one tick back; b 50%
-  lands between them; [ and ] clamp to the ends of a short recording; n
-  goes to the straggler alert's start with its notice, N finds none
-  earlier; + + - 0 set the badge to 4x, 8x... and back; played at 8x from
-  the start, the recording ends in well under its span and no sooner than
-  an eighth of it; S at the end saves a view whose per-rank bytes equal the
-  live summary's (read + write) and whose tick is the last; S after b 50%
-  saves that tick; a truncated copy replays and says TRUNCATED at; q exits 0.
+  the badge (REPLAY 1x) and ranks 4 while it plays; Space pauses (PAUSED)
+  and plays on; r pauses at the first tick, Z the last; left steps one tick
+  back; b 50% lands between them; [ and ] clamp to the ends of a short
+  recording; n goes to the straggler alert's start with its notice, N
+  finds none earlier; + + - 0 set the badge to 4x, 8x... and back; played
+  at 8x from the start, the recording ends in well under its span and no
+  sooner than an eighth of it; S at the end saves a view whose per-rank
+  bytes equal the live summary's (read + write) and whose tick is the
+  last; S after b 50% saves that tick; a truncated copy replays and says
+  TRUNCATED at; q exits 0.
 Standard library only. Exit status: 0 pass, 1 fail.
 """
 import glob
@@ -103,7 +104,13 @@ def run(args, tmp, pane):
 
     pane.keys("Space")
     pane.wait_text("PAUSED")
+    pane.keys("Space")
+    pane.wait_text("REPLAY 1x")  # playing again
+    # r pauses too: from a playing screen, so that the one before r takes
+    # effect cannot pass for the first tick (paused and still, it could be
+    # read as settled when a loaded machine redraws late)
     pane.keys("r")
+    pane.wait_text("PAUSED")
     first = settled_time(pane, "the first tick")
     pane.keys("Z")
     pane.wait("a later tick", lambda s: secs(shown_time(s)) > secs(first))

@@ -107,10 +107,22 @@ def launcher(args):
             "IOPFAULT_DELAY_US"]
 
 
+def job_processes(pattern):
+    """ps lines of the processes whose command line matches pattern: what
+    a failure says about the job (which ranks run, where they wait)."""
+    ps = subprocess.run(["ps", "-eo", "pid,ppid,stat,etime,time,wchan:24,args"],
+                        stdout=subprocess.PIPE, text=True, timeout=30).stdout.splitlines()
+    return "\n".join(ps[:1] + [l for l in ps[1:] if re.search(pattern, l)])
+
+
 def run(args, tmp, pane):
+    # Rank 2 is slowed by 5 ms a call, 60000 calls (a write and a read per
+    # block): it outlasts every step below however loaded the machine, so
+    # that q always interrupts it (at 1 ms a call, once, the steps took
+    # longer than the job and rank 2 ended before q).
     env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "HOME": tmp, "TMPDIR": tmp, "IOPULSE_SAVE_DIR": tmp, "IOPFAULT_RANK": "2",
-           "IOPFAULT_DELAY_US": "1000", "TERM": "screen", "LANG": "C.UTF-8"}
+           "IOPFAULT_DELAY_US": "5000", "TERM": "screen", "LANG": "C.UTF-8"}
     for k in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "IOP_SANITIZED"):
         if k in os.environ:
             env[k] = os.environ[k]
@@ -123,7 +135,10 @@ def run(args, tmp, pane):
     pane.tmux("new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", tmp, shell)
 
     # header, and the straggler flagged while its alert is on
-    s = pane.wait("the straggler's row flagged", lambda s: row_of(s, 2).startswith("CRIT"))
+    try:
+        s = pane.wait("the straggler's row flagged", lambda s: row_of(s, 2).startswith("CRIT"))
+    except Fail as e:
+        raise Fail("%s\nthe job's processes:\n%s" % (e, job_processes(r"fpp|mpirun|mpiexec|hydra")))
     for text in ("LIVE", "REC", "ranks 4", "nodes 1", "tick 1.0 s", "window 10 s", "straggler"):
         if text not in s:
             raise Fail("header lacks %r:\n%s" % (text, s))

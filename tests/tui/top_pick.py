@@ -24,9 +24,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tmux_test import TIMEOUT_S, Fail, quit_top, tmux_main  # noqa: E402
 
+# About 300 s of writing, ended by the test: both jobs must still run when
+# top lists them, however loaded the machine.
 WRITER = ("import os,sys,time\n"
           "f=os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT|os.O_TRUNC, 0o600)\n"
-          "for i in range(600):\n"
+          "for i in range(6000):\n"
           "    os.write(f, b'x'*4096); time.sleep(0.05)\n")
 
 

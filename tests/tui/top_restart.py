@@ -28,7 +28,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tmux_test import Fail, quit_top, row_of, tmux_main  # noqa: E402
 
-WRITES, BLOCK, PAUSE_S = 600, 4096, 0.05  # about 30 s of writing
+# about 300 s of writing, ended by the test: it must outlast the steps
+# (killing and restarting the root) however loaded the machine
+WRITES, BLOCK, PAUSE_S = 6000, 4096, 0.05
 
 
 def free_port():

@@ -14,8 +14,9 @@ Checks, each by polling with a bounded timeout:
     straggler's row flagged CRIT and a healthy one not, views (2 Files,
     5 Alerts with the straggler, Tab), pause and step back (Space, Left, Z),
     save (S: the JSON parsed, four ranks with bytes);
-  - q leaves top (exit 0) while the job goes on, and the job ends on its
-    own: exit 0, its summary written, the straggler alert in it;
+  - q leaves top (exit 0) while the job goes on (held open after the MPI
+    job until the test lets it end), and the job ends: exit 0, its summary
+    written, the straggler alert in it;
   - a dead job (its card left behind, its iopulse gone): `iopulse top
     JOBID` says the root cannot be reached, exit 2.
 Standard library only. Exit status: 0 pass, 1 fail.
@@ -30,19 +31,28 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tmux_test import (TIMEOUT_S, Fail, launcher, quit_top, rank_rows, row_of,  # noqa: E402
+from tmux_test import (TIMEOUT_S, Fail, quit_top, rank_rows, row_of,  # noqa: E402
                        shown_time, tmux_main)
 
 
 def start_job(args, tmp):
+    """The job, held open after the MPI job until its stdin is closed
+    (job.communicate() closes it; so does the test's end, whatever ends
+    it): it must still run when top quits however long the steps take
+    (under load they once took longer than the MPI job)."""
     env = dict(os.environ)
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", HOME=tmp,
                TMPDIR=tmp, IOPFAULT_RANK="2", IOPFAULT_DELAY_US="1000")
-    cmd = [args.iopulse, "run", "--headless", "--summary-json", os.path.join(tmp, "summary.json"),
-           "--also-preload", args.fault, "--"] + launcher(args) + \
+    # no -x: under a shell iopulse run forwards IOPFAULT_* to Open MPI's
+    # ranks through OMPI_MCA_mca_base_env_list, which -x may not be mixed with
+    mpi = [args.mpirun, "-n", "4"] + ([] if "mpich" in os.path.basename(args.mpirun) else
+                                      ["--oversubscribe"]) + \
         [args.fpp, "-n", "30000", "-s", "1024", "-d", os.path.join(tmp, "data")]
-    job = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           text=True)
+    cmd = [args.iopulse, "run", "--headless", "--summary-json", os.path.join(tmp, "summary.json"),
+           "--also-preload", args.fault, "--", "sh", "-c",
+           "%s < /dev/null; s=$?; read x; exit $s" % " ".join(shlex.quote(c) for c in mpi)]
+    job = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
     deadline = time.time() + TIMEOUT_S
     while time.time() < deadline:
         cards = [c for c in glob.glob(os.path.join(tmp, ".iopulse", "jobs", "*"))
@@ -128,7 +138,7 @@ def run(args, tmp, pane):
         dashboard(args, tmp, pane, card)
         if job.poll() is not None:
             raise Fail("the job ended with top (status %d)" % job.returncode)
-        _, err = job.communicate(timeout=TIMEOUT_S * 3)
+        _, err = job.communicate(timeout=TIMEOUT_S * 3)  # closes its stdin: it may end
     finally:
         if job.poll() is None:
             job.kill()

@@ -15,7 +15,10 @@ after the last frames came in.
           (--summary-json) in layers, files, ranks and monitor counts.
   slow:   a job with large ticks (many_files.py: a pass over 1500 files
           every ~0.15 s, 100 ms ticks) watched by a probe that reads
-          nothing for 8 s after 2 ticks (a slow viewer): the root drops
+          nothing for 8 s after 2 ticks (a slow viewer), the job writing
+          on until the probe has applied a tick after its stall (not for
+          a fixed time: a loaded machine may start the probe late, and the
+          job then ended during the stall): the root drops
           nothing (monitor: dropped 0, rejected 0; late events, counted,
           come from a loaded machine and are not checked),
           the ticks lost on the way (more than PUB's 1 MiB buffer) made the
@@ -78,9 +81,11 @@ def run(args, tmp):
     # then refuses the probe's key (ctest -j2 saw it).
     cmd = [args.iopulse, "run", "--headless", "--summary-json", summary,
            "--view", "ipc://" + os.path.join(tmp, "view-e2e.ipc")]
+    stall_done = os.path.join(tmp, "stall-done")
     if slow:
         pause = "0.3" if os.environ.get("IOP_SANITIZED") else "0.15"
-        cmd += ["--tick", "100", "--", "/usr/bin/python3", args.many, data, "1500", "12", pause]
+        cmd += ["--tick", "100", "--", "/usr/bin/python3", args.many, data, "1500", "12", pause,
+                stall_done]
     else:
         cmd += ["--", "sh", "-c", "%s %s -n 20000 -s 1024 -d %s; sleep 3" %
                 (launcher(args.mpirun, 2), args.fpp, data)]
@@ -99,9 +104,12 @@ def run(args, tmp):
             raise Fail("iopulse jobs does not show the root %s:\n%s" % (card["root"], jobs))
         probe_cmd = [args.probe, "--card", card_path, "--out", seen, "--max-s", str(TIMEOUT_S)]
         if slow:
-            probe_cmd += ["--stall-after", "2", "--stall-s", "8"]
-        probe = subprocess.run(probe_cmd, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S + 30)
+            probe_cmd += ["--stall-after", "2", "--stall-s", "8", "--stall-done", stall_done]
+        try:
+            probe = subprocess.run(probe_cmd, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S + 30)
+        finally:
+            open(stall_done, "a").close()  # the slow job ends whatever the probe did
         out, err = job.communicate(timeout=TIMEOUT_S)
     finally:
         if job.poll() is None:

@@ -4,11 +4,13 @@
  * the summary of its own copy of the state to a file, so the test can
  * compare it with the summary the job's `iopulse run` writes at the end.
  *
- *   view_probe --card FILE --out SUMMARY.json [--stall-after N --stall-s S]
- *              [--max-s S]
+ *   view_probe --card FILE --out SUMMARY.json [--stall-after N --stall-s S
+ *              [--stall-done FILE]] [--max-s S]
  *
  * --stall-after N --stall-s S: after N ticks applied, reads nothing for S
- * seconds (a slow viewer), then goes on. It stops when the root has gone
+ * seconds (a slow viewer), then goes on; --stall-done FILE: creates FILE
+ * once it has applied a tick again after the stall (the job may end: the
+ * stall happened while it ran, and the probe has caught up). It stops when the root has gone
  * (its card removed, and the root unreachable or refusing after having
  * been live) or after --max-s (default 120), and
  * prints its counters as one JSON object on stdout:
@@ -45,13 +47,14 @@ static void write_summary(const struct coll_state *s, const struct coll_jobcard 
 
 int main(int argc, char **argv)
 {
-	const char *card_path = NULL, *out = NULL;
+	const char *card_path = NULL, *out = NULL, *stall_done = NULL;
 	unsigned long stall_after = 0;
 	double stall_s = 0, max_s = 120;
 	static const struct option opts[] = {{"card", required_argument, NULL, 'c'},
 	                                     {"out", required_argument, NULL, 'o'},
 	                                     {"stall-after", required_argument, NULL, 'a'},
 	                                     {"stall-s", required_argument, NULL, 's'},
+	                                     {"stall-done", required_argument, NULL, 'd'},
 	                                     {"max-s", required_argument, NULL, 'm'},
 	                                     {0}};
 	int ch;
@@ -61,6 +64,7 @@ int main(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'a': stall_after = strtoul(optarg, NULL, 10); break;
 		case 's': stall_s = atof(optarg); break;
+		case 'd': stall_done = optarg; break;
 		case 'm': max_s = atof(optarg); break;
 		default: return 2;
 		}
@@ -78,6 +82,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bool live_seen = false, stalled = false;
+	uint64_t applied_at_stall = 0;
 	enum coll_viewer_status st = COLL_VIEWER_CONNECTING;
 	while (iop_real_ns() - start < (uint64_t)(max_s * 1e9)) {
 		int fds[4];
@@ -103,8 +108,13 @@ int main(int argc, char **argv)
 		coll_viewer_stats(v, &vs);
 		if (stall_after && !stalled && vs.ticks_applied >= stall_after) {
 			stalled = true;
+			applied_at_stall = vs.ticks_applied;
 			struct timespec ts = {(time_t)stall_s, (long)((stall_s - (time_t)stall_s) * 1e9)};
 			nanosleep(&ts, NULL);
+		} else if (stalled && stall_done && vs.ticks_applied > applied_at_stall) {
+			FILE *f = fopen(stall_done, "w");
+			if (f && fclose(f) == 0)
+				stall_done = NULL; /* said once */
 		}
 	}
 	struct coll_viewer_stats vs;
