@@ -8,6 +8,7 @@
 #include "events.h"
 #include "frame.h"
 #include "hash.h"
+#include "latlog.h"
 #include "proc.h"
 
 #define RING 64 /* open ticks at most; events further ahead are clamped */
@@ -26,6 +27,7 @@ struct coll_leaf {
 	struct coll_leaf_cfg cfg;
 	struct coll_names names;     /* every name seen; .sent once in a delta */
 	struct coll_delta ring[RING]; /* tick t lives in ring[t % RING] */
+	struct latlog lat[RING];      /* and its FILE rows' latencies held back */
 	int64_t oldest;              /* oldest open tick */
 	int64_t memo_t;              /* event_tick(): the last tick found, */
 	uint64_t memo_lo;            /* and its start */
@@ -122,8 +124,10 @@ void coll_leaf_free(struct coll_leaf *l)
 {
 	if (!l)
 		return;
-	for (int i = 0; i < RING; i++)
+	for (int i = 0; i < RING; i++) {
 		coll_delta_free(&l->ring[i]);
+		latlog_free(&l->lat[i]);
+	}
 	for (uint32_t i = 0; i < l->n_procs; i++)
 		proc_free(&l->procs[i]);
 	free(l->procs);
@@ -306,6 +310,19 @@ static void add_to_cell(struct coll_cell *c, const struct call *k)
 	const struct iop_event *ev = k->ev;
 	coll_cell_add_call_at(c, ev->dur_ns, k->bucket, ev->bytes, ev->flags & IOP_EV_BYTES,
 	                      ev->flags & IOP_EV_ERROR);
+	add_rest(c, k);
+}
+
+/* add_to_cell for FILE row row of a tick whose latencies g holds back
+ * (latlog.h): most such rows are folded away when the tick closes. */
+static void add_to_file_cell(struct coll_cell *c, uint32_t row, struct latlog *g,
+                             const struct call *k)
+{
+	const struct iop_event *ev = k->ev;
+	coll_cell_add_sums(c, ev->dur_ns, ev->bytes, ev->flags & IOP_EV_BYTES,
+	                   ev->flags & IOP_EV_ERROR);
+	if (!latlog_add(g, row, ev->dur_ns, k->bucket))
+		(void)iop_hist_record_at(&c->hist, ev->dur_ns, k->bucket);
 	add_rest(c, k);
 }
 
@@ -515,6 +532,8 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 	if (m->calls++ >= DIRECT && m->gen) {
 		add_to_acc(&m->acc, &k);
 	} else {
+		/* the FILE row (find_rows' second) takes no latency now */
+		uint32_t file_at = m->named ? 1 : UINT32_MAX;
 		for (uint32_t i = 0; i < n; i++)
 			if (row[i] != UINT32_MAX) {
 				__builtin_prefetch(&cell[row[i]], 1);
@@ -522,11 +541,13 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 			}
 		for (uint32_t i = 0; i < n; i++) {
 			const struct iop_hist *h = row[i] != UINT32_MAX ? &cell[row[i]].hist : NULL;
-			if (h && h->bucket && k.bucket >= h->lo && k.bucket < h->hi)
+			if (h && i != file_at && h->bucket && k.bucket >= h->lo && k.bucket < h->hi)
 				__builtin_prefetch(&h->bucket[k.bucket - h->lo], 1);
 		}
 		for (uint32_t i = 0; i < n; i++)
-			if (row[i] != UINT32_MAX)
+			if (row[i] != UINT32_MAX && i == file_at)
+				add_to_file_cell(&cell[row[i]], row[i], &l->lat[d - l->ring], &k);
+			else if (row[i] != UINT32_MAX)
 				add_to_cell(&cell[row[i]], &k);
 	}
 	add_busy(l, p, ev, cls, d->tick.t, row[0] == UINT32_MAX ? NULL : &cell[row[0]]);
@@ -786,15 +807,23 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 		struct coll_delta *d = &l->ring[l->oldest % RING];
 		sum_layer_rows(&d->tick);
 		add_inflight_rows(l, &d->tick);
-		(void)coll_tick_fold_files(&d->tick, l->cfg.max_files);
+		(void)latlog_fold(&l->lat[l->oldest % RING], &d->tick, l->cfg.max_files);
 		fn(arg, d);
 		coll_delta_reset(d, l->oldest + RING);
 		l->oldest++;
 		l->ev_d = NULL; /* events of the tick closed are late now */
-		/* its memory to the next ticks to fill, not 64 slots on */
+		/* its memory to the next ticks to fill, not 64 slots on (its
+		 * log is empty now: a swap passes its memory) */
 		for (int64_t t = l->oldest; t < l->oldest + 2; t++)
-			if (coll_delta_pass_memory(d, &l->ring[t % RING]))
+			if (coll_delta_pass_memory(d, &l->ring[t % RING])) {
+				struct latlog *a = &l->lat[(l->oldest - 1) % RING], *b = &l->lat[t % RING];
+				if (b->n == 0) {
+					struct latlog swap = *a;
+					*a = *b;
+					*b = swap;
+				}
 				break;
+			}
 	}
 }
 

@@ -126,6 +126,15 @@ enum iop_err coll_tick_pack(struct coll_tick *k);
  * rows with id COLL_ID_OTHER (0 = no limit). */
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files);
 
+/* coll_tick_fold_files in two steps, for a caller with work to do in
+ * between (the leaf's latencies held back, leaf.c). plan: *kept = a flag
+ * per row (malloc'd, the caller frees it), set for the FILE rows of the
+ * files kept, or NULL when nothing folds. The rows folded into a (layer,
+ * class)'s "other" row are its FILE rows without the flag; the "other"
+ * row takes the place of the first of them. apply folds them. */
+enum iop_err coll_tick_fold_plan(const struct coll_tick *k, uint32_t max_files, uint8_t **kept);
+void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept);
+
 /* Size class of a transfer of n bytes. */
 static inline unsigned coll_size_class(uint64_t n)
 {
