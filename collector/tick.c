@@ -228,8 +228,10 @@ static struct coll_cell *append(struct coll_tick *k, const struct coll_key *key,
 enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
                            struct coll_cell **cell)
 {
+	uint32_t at = 0;
 	if (k->n_slots) {
-		uint32_t s = k->slot[probe(k, key)];
+		at = probe(k, key);
+		uint32_t s = k->slot[at];
 		if (s) {
 			*cell = &k->cell[slot_row(s)];
 			return IOP_OK;
@@ -239,8 +241,11 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
 		enum iop_err e = grow(k, 0);
 		if (e)
 			return e;
+		at = probe(k, key); /* a new index */
 	}
-	*cell = append(k, key, probe(k, key));
+	/* else the empty slot found: a leaf adds thousands of rows a tick,
+	 * and probing again for each walked the same slots twice */
+	*cell = append(k, key, at);
 	return IOP_OK;
 }
 
