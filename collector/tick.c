@@ -171,6 +171,12 @@ struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_ke
 	return s ? &k->cell[slot_row(s)] : NULL;
 }
 
+void coll_tick_prefetch(const struct coll_tick *k, const struct coll_key *key)
+{
+	if (k->n_slots)
+		__builtin_prefetch(&k->slot[(uint32_t)key_hash(key) & (k->n_slots - 1)]);
+}
+
 /* Room for at least want rows (0: twice the present room). A tick sized
  * for the rows it will hold (a decoded one, a copy) gets exactly that:
  * history ticks are never added to, and the spare half of a doubled

@@ -97,6 +97,10 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
                            struct coll_cell **cell);
 /* The row of key, or NULL. */
 struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_key *key);
+/* Starts fetching the index slot where a look-up of key begins: a caller
+ * about to add a row (a leaf, a file new in the tick) hides the cache
+ * miss behind other work. Only a hint; nothing changes. */
+void coll_tick_prefetch(const struct coll_tick *k, const struct coll_key *key);
 
 void coll_cell_init(struct coll_cell *c);
 /* dst += src. In-flight counts add; the oldest start is the earlier one. */
