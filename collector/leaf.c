@@ -34,8 +34,7 @@ struct coll_leaf {
 	struct coll_delta *ev_d;     /* event_delta(): the last delta found (NULL: */
 	uint64_t ev_lo;              /* none since a tick closed), the start of */
 	bool ev_late;                /* the tick it was found for, and late */
-	struct proc *procs;
-	uint32_t n_procs, cap_procs;
+	struct proc_table procs;
 	struct proc_rowc layer_row[4][4]; /* cached_row() entries of the LAYER rows */
 	uint32_t frame_gen;               /* frames taken: rows_memo entries' age */
 	struct rows_memo {                /* an event's rows, for the next like it */
@@ -49,8 +48,6 @@ struct coll_leaf {
 		struct coll_cell acc;     /* calls not yet added to the rows */
 	} memo[MEMO];
 	uint32_t *acc_buckets; /* the accs' histograms: IOP_HIST_BUCKETS each */
-	uint32_t *slot; /* (node, pid) index: proc index + 1 */
-	uint32_t n_slots;
 	struct scratch { /* decoded frame, grown to the largest frame seen */
 		struct iop_name *names;
 		struct iop_counter *counters;
@@ -128,10 +125,7 @@ void coll_leaf_free(struct coll_leaf *l)
 		coll_delta_free(&l->ring[i]);
 		latlog_free(&l->lat[i]);
 	}
-	for (uint32_t i = 0; i < l->n_procs; i++)
-		proc_free(&l->procs[i]);
-	free(l->procs);
-	free(l->slot);
+	proc_table_free(&l->procs);
 	free(l->scratch.names);
 	free(l->scratch.counters);
 	free(l->scratch.inflight);
@@ -186,63 +180,6 @@ static struct coll_delta *delta_first(struct coll_leaf *l)
 }
 
 /* ---- processes ---- */
-
-static uint32_t proc_probe(const struct coll_leaf *l, uint32_t node, uint32_t pid)
-{
-	uint64_t h = ((uint64_t)node << 32 | pid) * UINT64_C(0x9e3779b97f4a7c15);
-	uint32_t mask = l->n_slots - 1, i = (uint32_t)(h >> 32) & mask;
-	while (l->slot[i]) {
-		const struct proc *p = &l->procs[l->slot[i] - 1];
-		if (p->node == node && p->pid == pid)
-			break;
-		i = (i + 1) & mask;
-	}
-	return i;
-}
-
-static enum iop_err procs_grow(struct coll_leaf *l)
-{
-	uint32_t cap = l->cap_procs ? l->cap_procs * 2 : 64;
-	if (cap > (1u << 22))
-		return IOP_ERR_OVERSIZED;
-	struct proc *v = realloc(l->procs, cap * sizeof(*v));
-	if (!v)
-		return IOP_ERR_NOMEM;
-	l->procs = v;
-	uint32_t *slot = calloc((size_t)cap * 2, sizeof(*slot));
-	if (!slot)
-		return IOP_ERR_NOMEM;
-	free(l->slot);
-	l->slot = slot;
-	l->n_slots = cap * 2;
-	l->cap_procs = cap;
-	for (uint32_t i = 0; i < l->n_procs; i++)
-		l->slot[proc_probe(l, l->procs[i].node, l->procs[i].pid)] = i + 1;
-	return IOP_OK;
-}
-
-static enum iop_err proc_find(struct coll_leaf *l, const struct iop_frame_hdr *h, uint64_t now_ns,
-                              struct proc **out)
-{
-	if (l->n_slots) {
-		uint32_t s = l->slot[proc_probe(l, h->node_id, h->pid)];
-		if (s) {
-			*out = &l->procs[s - 1];
-			return IOP_OK;
-		}
-	}
-	if (l->n_procs == l->cap_procs) {
-		enum iop_err e = procs_grow(l);
-		if (e)
-			return e;
-	}
-	struct proc *p = &l->procs[l->n_procs];
-	proc_init(p, h->node_id, h->pid, h->rank);
-	p->seq = UINT64_MAX; /* nothing accepted yet */
-	l->slot[proc_probe(l, h->node_id, h->pid)] = ++l->n_procs;
-	*out = p;
-	return IOP_OK;
-}
 
 static void proc_event(struct coll_leaf *l, const struct proc *p, uint8_t state, uint64_t now_ns)
 {
@@ -723,7 +660,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	if (h->job_id != l->cfg.job_id)
 		return reject(l, IOP_ERR_BAD_MAC, now_ns); /* another job's frame, keyed alike */
 	struct proc *p;
-	if ((e = proc_find(l, h, now_ns, &p)))
+	if ((e = proc_table_find(&l->procs, h->node_id, h->pid, h->rank, &p)))
 		return reject(l, e, now_ns);
 	uint64_t before = p->seq;
 	enum seq_verdict v = accept_seq(l, p, h, now_ns);
@@ -790,8 +727,8 @@ static void sum_layer_rows(struct coll_tick *t)
 static void add_inflight_rows(struct coll_leaf *l, struct coll_tick *t)
 {
 	uint64_t end = (uint64_t)(t->t + 1) * l->cfg.tick_ns;
-	for (uint32_t i = 0; i < l->n_procs; i++) {
-		const struct proc *p = &l->procs[i];
+	for (uint32_t i = 0; i < l->procs.n; i++) {
+		const struct proc *p = &l->procs.v[i];
 		if (p->ended || p->gone)
 			continue;
 		for (uint32_t j = 0; j < p->n_inflight; j++) {
@@ -819,8 +756,8 @@ static void add_inflight_rows(struct coll_leaf *l, struct coll_tick *t)
  * signal sends no FINAL frame, and nothing will be heard of it again. */
 static void mark_gone(struct coll_leaf *l, uint64_t now_ns, bool all)
 {
-	for (uint32_t i = 0; i < l->n_procs; i++) {
-		struct proc *p = &l->procs[i];
+	for (uint32_t i = 0; i < l->procs.n; i++) {
+		struct proc *p = &l->procs.v[i];
 		if (p->ended || p->gone || (!all && now_ns < p->seen_ns + l->cfg.gone_ns))
 			continue;
 		p->gone = true;
@@ -866,9 +803,9 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 void coll_leaf_procs(const struct coll_leaf *l, struct coll_leaf_procs *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (uint32_t i = 0; i < l->n_procs; i++) {
+	for (uint32_t i = 0; i < l->procs.n; i++) {
 		out->seen++;
-		out->ended += l->procs[i].ended;
-		out->gone += l->procs[i].gone;
+		out->ended += l->procs.v[i].ended;
+		out->gone += l->procs.v[i].gone;
 	}
 }
