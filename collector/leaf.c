@@ -8,6 +8,7 @@
 #include "events.h"
 #include "frame.h"
 #include "hash.h"
+#include "latlog.h"
 #include "proc.h"
 
 #define RING 64 /* open ticks at most; events further ahead are clamped */
@@ -26,14 +27,14 @@ struct coll_leaf {
 	struct coll_leaf_cfg cfg;
 	struct coll_names names;     /* every name seen; .sent once in a delta */
 	struct coll_delta ring[RING]; /* tick t lives in ring[t % RING] */
+	struct latlog lat[RING];      /* and its FILE rows' latencies held back */
 	int64_t oldest;              /* oldest open tick */
 	int64_t memo_t;              /* event_tick(): the last tick found, */
 	uint64_t memo_lo;            /* and its start */
 	struct coll_delta *ev_d;     /* event_delta(): the last delta found (NULL: */
 	uint64_t ev_lo;              /* none since a tick closed), the start of */
 	bool ev_late;                /* the tick it was found for, and late */
-	struct proc *procs;
-	uint32_t n_procs, cap_procs;
+	struct proc_table procs;
 	struct proc_rowc layer_row[4][4]; /* cached_row() entries of the LAYER rows */
 	uint32_t frame_gen;               /* frames taken: rows_memo entries' age */
 	struct rows_memo {                /* an event's rows, for the next like it */
@@ -47,8 +48,6 @@ struct coll_leaf {
 		struct coll_cell acc;     /* calls not yet added to the rows */
 	} memo[MEMO];
 	uint32_t *acc_buckets; /* the accs' histograms: IOP_HIST_BUCKETS each */
-	uint32_t *slot; /* (node, pid) index: proc index + 1 */
-	uint32_t n_slots;
 	struct scratch { /* decoded frame, grown to the largest frame seen */
 		struct iop_name *names;
 		struct iop_counter *counters;
@@ -122,12 +121,11 @@ void coll_leaf_free(struct coll_leaf *l)
 {
 	if (!l)
 		return;
-	for (int i = 0; i < RING; i++)
+	for (int i = 0; i < RING; i++) {
 		coll_delta_free(&l->ring[i]);
-	for (uint32_t i = 0; i < l->n_procs; i++)
-		proc_free(&l->procs[i]);
-	free(l->procs);
-	free(l->slot);
+		latlog_free(&l->lat[i]);
+	}
+	proc_table_free(&l->procs);
 	free(l->scratch.names);
 	free(l->scratch.counters);
 	free(l->scratch.inflight);
@@ -182,63 +180,6 @@ static struct coll_delta *delta_first(struct coll_leaf *l)
 }
 
 /* ---- processes ---- */
-
-static uint32_t proc_probe(const struct coll_leaf *l, uint32_t node, uint32_t pid)
-{
-	uint64_t h = ((uint64_t)node << 32 | pid) * UINT64_C(0x9e3779b97f4a7c15);
-	uint32_t mask = l->n_slots - 1, i = (uint32_t)(h >> 32) & mask;
-	while (l->slot[i]) {
-		const struct proc *p = &l->procs[l->slot[i] - 1];
-		if (p->node == node && p->pid == pid)
-			break;
-		i = (i + 1) & mask;
-	}
-	return i;
-}
-
-static enum iop_err procs_grow(struct coll_leaf *l)
-{
-	uint32_t cap = l->cap_procs ? l->cap_procs * 2 : 64;
-	if (cap > (1u << 22))
-		return IOP_ERR_OVERSIZED;
-	struct proc *v = realloc(l->procs, cap * sizeof(*v));
-	if (!v)
-		return IOP_ERR_NOMEM;
-	l->procs = v;
-	uint32_t *slot = calloc((size_t)cap * 2, sizeof(*slot));
-	if (!slot)
-		return IOP_ERR_NOMEM;
-	free(l->slot);
-	l->slot = slot;
-	l->n_slots = cap * 2;
-	l->cap_procs = cap;
-	for (uint32_t i = 0; i < l->n_procs; i++)
-		l->slot[proc_probe(l, l->procs[i].node, l->procs[i].pid)] = i + 1;
-	return IOP_OK;
-}
-
-static enum iop_err proc_find(struct coll_leaf *l, const struct iop_frame_hdr *h, uint64_t now_ns,
-                              struct proc **out)
-{
-	if (l->n_slots) {
-		uint32_t s = l->slot[proc_probe(l, h->node_id, h->pid)];
-		if (s) {
-			*out = &l->procs[s - 1];
-			return IOP_OK;
-		}
-	}
-	if (l->n_procs == l->cap_procs) {
-		enum iop_err e = procs_grow(l);
-		if (e)
-			return e;
-	}
-	struct proc *p = &l->procs[l->n_procs];
-	proc_init(p, h->node_id, h->pid, h->rank);
-	p->seq = UINT64_MAX; /* nothing accepted yet */
-	l->slot[proc_probe(l, h->node_id, h->pid)] = ++l->n_procs;
-	*out = p;
-	return IOP_OK;
-}
 
 static void proc_event(struct coll_leaf *l, const struct proc *p, uint8_t state, uint64_t now_ns)
 {
@@ -306,6 +247,19 @@ static void add_to_cell(struct coll_cell *c, const struct call *k)
 	const struct iop_event *ev = k->ev;
 	coll_cell_add_call_at(c, ev->dur_ns, k->bucket, ev->bytes, ev->flags & IOP_EV_BYTES,
 	                      ev->flags & IOP_EV_ERROR);
+	add_rest(c, k);
+}
+
+/* add_to_cell for FILE row row of a tick whose latencies g holds back
+ * (latlog.h): most such rows are folded away when the tick closes. */
+static void add_to_file_cell(struct coll_cell *c, uint32_t row, struct latlog *g,
+                             const struct call *k)
+{
+	const struct iop_event *ev = k->ev;
+	coll_cell_add_sums(c, ev->dur_ns, ev->bytes, ev->flags & IOP_EV_BYTES,
+	                   ev->flags & IOP_EV_ERROR);
+	if (!latlog_add(g, row, ev->dur_ns, k->bucket))
+		(void)iop_hist_record_at(&c->hist, ev->dur_ns, k->bucket);
 	add_rest(c, k);
 }
 
@@ -391,12 +345,34 @@ static struct coll_cell *cached_row(struct coll_delta *d, const struct coll_key 
 	return c;
 }
 
-/* The FILE or SITE row of key, through p's cache. */
-static struct coll_cell *id_row(struct coll_delta *d, struct proc *p, const struct coll_key *key)
+/* p's cache entry of a FILE or SITE row's key. */
+static struct proc_rowc *id_rowc(struct proc *p, const struct coll_key *key)
 {
 	uint64_t h = (key->id ^ (uint64_t)key->kind << 8 ^ (uint64_t)key->layer << 4 ^ key->cls) *
 	             UINT64_C(0x9e3779b97f4a7c15);
-	return cached_row(d, key, &p->rowc[h >> 58]);
+	return &p->rowc[h >> 58];
+}
+
+/* The FILE or SITE row of key, through p's cache. */
+static struct coll_cell *id_row(struct coll_delta *d, struct proc *p, const struct coll_key *key)
+{
+	return cached_row(d, key, id_rowc(p, key));
+}
+
+/* Ahead of an event of p, the index slot of its FILE row when p's cache
+ * does not know the row: a file new in the tick (a checkpoint's per-rank
+ * files, thousands a tick) waited on that slot, out of cache in an index
+ * of tens of thousands of slots, a quarter of what such a row cost. The
+ * tick is the one of the events before (event_delta). Only a hint. */
+static void prefetch_file_row(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
+{
+	uint64_t file = ev->file ? proc_hash(p, ev->file) : 0;
+	if (!file || !l->ev_d)
+		return;
+	struct coll_key key = coll_key_file(file, ev->layer, iop_op_class(ev->op));
+	const struct proc_rowc *e = id_rowc(p, &key);
+	if (e->id != file || e->t != l->ev_d->tick.t)
+		coll_tick_prefetch(&l->ev_d->tick, &key);
 }
 
 /* A row's index in d's tick, UINT32_MAX for none (a lookup out of memory). */
@@ -515,6 +491,8 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 	if (m->calls++ >= DIRECT && m->gen) {
 		add_to_acc(&m->acc, &k);
 	} else {
+		/* the FILE row (find_rows' second) takes no latency now */
+		uint32_t file_at = m->named ? 1 : UINT32_MAX;
 		for (uint32_t i = 0; i < n; i++)
 			if (row[i] != UINT32_MAX) {
 				__builtin_prefetch(&cell[row[i]], 1);
@@ -522,14 +500,34 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 			}
 		for (uint32_t i = 0; i < n; i++) {
 			const struct iop_hist *h = row[i] != UINT32_MAX ? &cell[row[i]].hist : NULL;
-			if (h && h->bucket && k.bucket >= h->lo && k.bucket < h->hi)
+			if (h && i != file_at && h->bucket && k.bucket >= h->lo && k.bucket < h->hi)
 				__builtin_prefetch(&h->bucket[k.bucket - h->lo], 1);
 		}
 		for (uint32_t i = 0; i < n; i++)
-			if (row[i] != UINT32_MAX)
+			if (row[i] != UINT32_MAX && i == file_at)
+				add_to_file_cell(&cell[row[i]], row[i], &l->lat[d - l->ring], &k);
+			else if (row[i] != UINT32_MAX)
 				add_to_cell(&cell[row[i]], &k);
 	}
 	add_busy(l, p, ev, cls, d->tick.t, row[0] == UINT32_MAX ? NULL : &cell[row[0]]);
+}
+
+/* The events of a frame of p; nothing waits in the memo after. */
+static void add_events(struct coll_leaf *l, struct proc *p, const struct iop_frame_out *f)
+{
+	enum { AHEAD = 4 }; /* events: ~100 ns each, about a cache miss */
+	uint32_t n = f->frame.n_events;
+	const struct iop_event *ev = f->events;
+	for (uint32_t i = 0; i < n; i++) {
+		/* not for a call like the one before it (a run of writes to
+		 * a file): its row is the same */
+		const struct iop_event *next = i + AHEAD < n ? &ev[i + AHEAD] : NULL;
+		if (next && (next->file != next[-1].file || next->op != next[-1].op ||
+		             next->layer != next[-1].layer))
+			prefetch_file_row(l, p, next);
+		add_event(l, p, &ev[i]);
+	}
+	flush_memos(l);
 }
 
 /* ---- frames ---- */
@@ -551,11 +549,18 @@ static void take_names(struct coll_leaf *l, struct proc *p, const struct iop_fra
 static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_frame_out *f,
                           uint64_t now_ns)
 {
-	for (uint32_t i = 0; i < f->frame.n_counters; i++)
+	/* Each counter's slot fetched COUNTERS_AHEAD counters before it is
+	 * looked up: all of a frame's (~90) at once left most of them
+	 * waiting anyway, the core holding only so many misses at a time. */
+	enum { COUNTERS_AHEAD = 12 };
+	uint32_t n_counters = f->frame.n_counters;
+	for (uint32_t i = 0; i < n_counters && i < COUNTERS_AHEAD; i++)
 		proc_counter_prefetch(p, &f->counters[i]);
 	struct coll_counter *grown = l->scratch.grown;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < f->frame.n_counters; i++) {
+	for (uint32_t i = 0; i < n_counters; i++) {
+		if (i + COUNTERS_AHEAD < n_counters)
+			proc_counter_prefetch(p, &f->counters[i + COUNTERS_AHEAD]);
 		const struct iop_counter *c = &f->counters[i];
 		struct iop_counter now;
 		bool changed;
@@ -662,7 +667,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	if (h->job_id != l->cfg.job_id)
 		return reject(l, IOP_ERR_BAD_MAC, now_ns); /* another job's frame, keyed alike */
 	struct proc *p;
-	if ((e = proc_find(l, h, now_ns, &p)))
+	if ((e = proc_table_find(&l->procs, h->node_id, h->pid, h->rank, &p)))
 		return reject(l, e, now_ns);
 	uint64_t before = p->seq;
 	enum seq_verdict v = accept_seq(l, p, h, now_ns);
@@ -673,9 +678,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 		delta_now(l, now_ns)->mon.frames++;
 		take_names(l, p, &out, now_ns);
 		take_counters(l, p, &out, now_ns);
-		for (uint32_t i = 0; i < out.frame.n_events; i++)
-			add_event(l, p, &out.events[i]);
-		flush_memos(l);
+		add_events(l, p, &out);
 		return IOP_OK;
 	}
 	p->seq = h->seq;
@@ -685,9 +688,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	take_names(l, p, &out, now_ns);
 	take_counters(l, p, &out, now_ns);
 	take_inflight(p, &out);
-	for (uint32_t i = 0; i < out.frame.n_events; i++)
-		add_event(l, p, &out.events[i]);
-	flush_memos(l);
+	add_events(l, p, &out);
 	if (h->flags & IOP_FRAME_FINAL) {
 		p->ended = true;
 		p->overtaken_from = before == UINT64_MAX ? 0 : before + 1;
@@ -733,8 +734,8 @@ static void sum_layer_rows(struct coll_tick *t)
 static void add_inflight_rows(struct coll_leaf *l, struct coll_tick *t)
 {
 	uint64_t end = (uint64_t)(t->t + 1) * l->cfg.tick_ns;
-	for (uint32_t i = 0; i < l->n_procs; i++) {
-		const struct proc *p = &l->procs[i];
+	for (uint32_t i = 0; i < l->procs.n; i++) {
+		const struct proc *p = &l->procs.v[i];
 		if (p->ended || p->gone)
 			continue;
 		for (uint32_t j = 0; j < p->n_inflight; j++) {
@@ -762,8 +763,8 @@ static void add_inflight_rows(struct coll_leaf *l, struct coll_tick *t)
  * signal sends no FINAL frame, and nothing will be heard of it again. */
 static void mark_gone(struct coll_leaf *l, uint64_t now_ns, bool all)
 {
-	for (uint32_t i = 0; i < l->n_procs; i++) {
-		struct proc *p = &l->procs[i];
+	for (uint32_t i = 0; i < l->procs.n; i++) {
+		struct proc *p = &l->procs.v[i];
 		if (p->ended || p->gone || (!all && now_ns < p->seen_ns + l->cfg.gone_ns))
 			continue;
 		p->gone = true;
@@ -786,24 +787,32 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 		struct coll_delta *d = &l->ring[l->oldest % RING];
 		sum_layer_rows(&d->tick);
 		add_inflight_rows(l, &d->tick);
-		(void)coll_tick_fold_files(&d->tick, l->cfg.max_files);
+		(void)latlog_fold(&l->lat[l->oldest % RING], &d->tick, l->cfg.max_files);
 		fn(arg, d);
 		coll_delta_reset(d, l->oldest + RING);
 		l->oldest++;
 		l->ev_d = NULL; /* events of the tick closed are late now */
-		/* its memory to the next ticks to fill, not 64 slots on */
+		/* its memory to the next ticks to fill, not 64 slots on (its
+		 * log is empty now: a swap passes its memory) */
 		for (int64_t t = l->oldest; t < l->oldest + 2; t++)
-			if (coll_delta_pass_memory(d, &l->ring[t % RING]))
+			if (coll_delta_pass_memory(d, &l->ring[t % RING])) {
+				struct latlog *a = &l->lat[(l->oldest - 1) % RING], *b = &l->lat[t % RING];
+				if (b->n == 0) {
+					struct latlog swap = *a;
+					*a = *b;
+					*b = swap;
+				}
 				break;
+			}
 	}
 }
 
 void coll_leaf_procs(const struct coll_leaf *l, struct coll_leaf_procs *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (uint32_t i = 0; i < l->n_procs; i++) {
+	for (uint32_t i = 0; i < l->procs.n; i++) {
 		out->seen++;
-		out->ended += l->procs[i].ended;
-		out->gone += l->procs[i].gone;
+		out->ended += l->procs.v[i].ended;
+		out->gone += l->procs.v[i].gone;
 	}
 }

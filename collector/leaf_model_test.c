@@ -3,9 +3,10 @@
  * rows one by one, as docs/collector.md defines them. The leaf takes
  * shortcuts (rows remembered from the calls before, LAYER rows summed
  * from RANK rows when a tick closes, counters fetched ahead); this fails
- * if one of them miscounts. Busy time and calls in flight are left to
- * engine_test: the model checks the rest of every cell, histograms byte
- * for byte. */
+ * if one of them miscounts, also with the files folded past max_files
+ * (the FILE rows' latencies held back until then). Busy time and calls
+ * in flight are left to engine_test: the model checks the rest of every
+ * cell, histograms byte for byte. */
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -146,9 +147,13 @@ static void assert_calls_equal(const struct coll_cell *a, const struct coll_cell
 	assert_hist_equal(&a->hist, &b->hist);
 }
 
-static void leaf_matches_model(void **state)
+/* max_files 0: no folding, the model keeps every file. Else the model's
+ * ticks, complete, are folded as the leaf folds its own when they close:
+ * the leaf holds the latencies of its FILE rows back until then
+ * (latlog.h), and the rows kept and the "other" rows must come out as
+ * recorded call by call. */
+static void leaf_matches_model(uint32_t max_files)
 {
-	(void)state;
 	struct model *m = calloc(1, sizeof(*m));
 	struct closed *c = calloc(1, sizeof(*c));
 	struct iop_wl *w = calloc(RANKS, sizeof(*w));
@@ -164,7 +169,7 @@ static void leaf_matches_model(void **state)
 	coll_leaf_cfg_default(&cfg);
 	cfg.job_id = JOB;
 	cfg.key = key_of();
-	cfg.max_files = 0; /* no folding: the model keeps every file */
+	cfg.max_files = max_files;
 	struct coll_leaf *leaf;
 	assert_int_equal(coll_leaf_new(&cfg, T0, &leaf), IOP_OK);
 	/* the mixed workload and the IOR one (MPI-IO calls with children),
@@ -201,7 +206,13 @@ static void leaf_matches_model(void **state)
 	coll_leaf_advance(leaf, now + 10 * SEC, true, keep, c);
 	assert_int_equal(c->late, 0); /* the model places no call late */
 	assert_int_equal(c->events, sent);
-	unsigned ticks = 0;
+	unsigned ticks = 0, folded = 0;
+	for (int t = 0; t < TICKS; t++) {
+		uint32_t n = m->tick[t].n;
+		assert_int_equal(coll_tick_fold_files(&m->tick[t], max_files), IOP_OK);
+		folded += m->tick[t].n < n;
+	}
+	assert_true(max_files == 0 ? folded == 0 : folded > 3);
 	for (int t = 0; t < TICKS; t++) {
 		const struct coll_tick *a = &c->tick[t], *b = &m->tick[t];
 		uint32_t with_calls = 0;
@@ -232,10 +243,23 @@ static void leaf_matches_model(void **state)
 	free(m);
 }
 
+static void leaf_matches_model_all_files(void **state)
+{
+	(void)state;
+	leaf_matches_model(0);
+}
+
+static void leaf_matches_model_folded(void **state)
+{
+	(void)state;
+	leaf_matches_model(8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(leaf_matches_model),
+	    cmocka_unit_test(leaf_matches_model_all_files),
+	    cmocka_unit_test(leaf_matches_model_folded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

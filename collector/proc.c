@@ -1,4 +1,4 @@
-/* Per-process state of a leaf. See proc.h. */
+/* Per-process state of a leaf, and the table of them. See proc.h. */
 #include "proc.h"
 
 #include <stdlib.h>
@@ -20,6 +20,72 @@ void proc_free(struct proc *p)
 	p->id_hash = p->next_off = NULL;
 	p->ctr = NULL;
 	p->n_ids = p->n_ctr = p->ctr_slots = 0;
+}
+
+static uint32_t table_probe(const struct proc_table *t, uint32_t node, uint32_t pid)
+{
+	uint64_t h = ((uint64_t)node << 32 | pid) * UINT64_C(0x9e3779b97f4a7c15);
+	uint32_t mask = t->n_slots - 1, i = (uint32_t)(h >> 32) & mask;
+	while (t->slot[i]) {
+		const struct proc *p = &t->v[t->slot[i] - 1];
+		if (p->node == node && p->pid == pid)
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+static enum iop_err table_grow(struct proc_table *t)
+{
+	uint32_t cap = t->cap ? t->cap * 2 : 64;
+	if (cap > (1u << 22))
+		return IOP_ERR_OVERSIZED;
+	struct proc *v = realloc(t->v, cap * sizeof(*v));
+	if (!v)
+		return IOP_ERR_NOMEM;
+	t->v = v;
+	uint32_t *slot = calloc((size_t)cap * 2, sizeof(*slot));
+	if (!slot)
+		return IOP_ERR_NOMEM;
+	free(t->slot);
+	t->slot = slot;
+	t->n_slots = cap * 2;
+	t->cap = cap;
+	for (uint32_t i = 0; i < t->n; i++)
+		t->slot[table_probe(t, t->v[i].node, t->v[i].pid)] = i + 1;
+	return IOP_OK;
+}
+
+enum iop_err proc_table_find(struct proc_table *t, uint32_t node, uint32_t pid, uint32_t rank,
+                             struct proc **out)
+{
+	if (t->n_slots) {
+		uint32_t s = t->slot[table_probe(t, node, pid)];
+		if (s) {
+			*out = &t->v[s - 1];
+			return IOP_OK;
+		}
+	}
+	if (t->n == t->cap) {
+		enum iop_err e = table_grow(t);
+		if (e)
+			return e;
+	}
+	struct proc *p = &t->v[t->n];
+	proc_init(p, node, pid, rank);
+	p->seq = UINT64_MAX; /* nothing accepted yet */
+	t->slot[table_probe(t, node, pid)] = ++t->n;
+	*out = p;
+	return IOP_OK;
+}
+
+void proc_table_free(struct proc_table *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		proc_free(&t->v[i]);
+	free(t->v);
+	free(t->slot);
+	memset(t, 0, sizeof(*t));
 }
 
 void proc_restart(struct proc *p)

@@ -1,6 +1,7 @@
 /* A leaf's state of one monitored process (internal to the leaf): the ids
  * of its names, its last cumulative counters, where its last access to
- * each file ended, and its calls in flight. */
+ * each file ended, and its calls in flight; and the table of a leaf's
+ * processes. */
 #ifndef COLL_PROC_H
 #define COLL_PROC_H
 
@@ -52,6 +53,19 @@ struct proc {
 	struct iop_inflight inflight[PROC_MAX_INFLIGHT];
 	uint32_t n_inflight;
 };
+
+/* A leaf's processes, found by (node, pid). */
+struct proc_table {
+	struct proc *v;
+	uint32_t n, cap;
+	uint32_t *slot; /* (node, pid) index: position in v + 1 */
+	uint32_t n_slots;
+};
+/* The process (node, pid), added when new (with rank, and seq UINT64_MAX:
+ * no frame accepted yet). OVERSIZED past 4 M processes, NOMEM. */
+enum iop_err proc_table_find(struct proc_table *t, uint32_t node, uint32_t pid, uint32_t rank,
+                             struct proc **out);
+void proc_table_free(struct proc_table *t);
 
 void proc_init(struct proc *p, uint32_t node, uint32_t pid, uint32_t rank);
 void proc_free(struct proc *p);

@@ -171,6 +171,12 @@ struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_ke
 	return s ? &k->cell[slot_row(s)] : NULL;
 }
 
+void coll_tick_prefetch(const struct coll_tick *k, const struct coll_key *key)
+{
+	if (k->n_slots)
+		__builtin_prefetch(&k->slot[(uint32_t)key_hash(key) & (k->n_slots - 1)]);
+}
+
 /* Room for at least want rows (0: twice the present room). A tick sized
  * for the rows it will hold (a decoded one, a copy) gets exactly that:
  * history ticks are never added to, and the spare half of a doubled
@@ -228,8 +234,10 @@ static struct coll_cell *append(struct coll_tick *k, const struct coll_key *key,
 enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
                            struct coll_cell **cell)
 {
+	uint32_t at = 0;
 	if (k->n_slots) {
-		uint32_t s = k->slot[probe(k, key)];
+		at = probe(k, key);
+		uint32_t s = k->slot[at];
 		if (s) {
 			*cell = &k->cell[slot_row(s)];
 			return IOP_OK;
@@ -239,8 +247,11 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
 		enum iop_err e = grow(k, 0);
 		if (e)
 			return e;
+		at = probe(k, key); /* a new index */
 	}
-	*cell = append(k, key, probe(k, key));
+	/* else the empty slot found: a leaf adds thousands of rows a tick,
+	 * and probing again for each walked the same slots twice */
+	*cell = append(k, key, at);
 	return IOP_OK;
 }
 
@@ -571,8 +582,9 @@ static inline __attribute__((always_inline)) void prefetch_fold(const struct col
 	}
 }
 
-enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
+enum iop_err coll_tick_fold_plan(const struct coll_tick *k, uint32_t max_files, uint8_t **kept)
 {
+	*kept = NULL;
 	/* One entry per FILE row; a file with several (layer, class) rows
 	 * appears several times and its weight is summed after sorting by id. */
 	uint32_t file_rows = 0;
@@ -580,15 +592,14 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 		file_rows += k->key[i].kind == COLL_ROW_FILE;
 	if (max_files == 0 || file_rows <= max_files)
 		return IOP_OK; /* fewer rows than the cap: fewer files too */
-	/* rows[0, file_rows), room to sort them, then a flag per row */
-	struct file_row *rows = malloc(2 * (size_t)file_rows * sizeof(*rows) + k->n);
+	/* rows[0, file_rows), room to sort them */
+	struct file_row *rows = malloc(2 * (size_t)file_rows * sizeof(*rows));
 	struct file_activity *v = malloc((size_t)file_rows * sizeof(*v));
 	if (!rows || !v) {
 		free(rows);
 		free(v);
 		return IOP_ERR_NOMEM;
 	}
-	uint8_t *kept = (uint8_t *)(rows + 2 * (size_t)file_rows);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < k->n; i++)
 		if (k->key[i].kind == COLL_ROW_FILE && k->key[i].id != COLL_ID_OTHER)
@@ -601,22 +612,28 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 		else
 			v[files++] = (struct file_activity){sorted[i].id, sorted[i].weight};
 	}
-	if (files <= max_files || max_files == 0) {
-		free(rows);
-		free(v);
-		return IOP_OK;
+	enum iop_err e = IOP_OK;
+	if (files > max_files && !(*kept = calloc(k->n ? k->n : 1, 1)))
+		e = IOP_ERR_NOMEM;
+	if (*kept) {
+		uint32_t keep = max_files - 1; /* the "other" row takes the last place */
+		select_top(v, files, keep);
+		qsort(v, keep, sizeof(*v), by_id);
+		/* the rows of the files kept: both lists in id order, walked once */
+		for (uint32_t i = 0, j = 0; i < n && j < keep; i++) {
+			while (j < keep && v[j].id < sorted[i].id)
+				j++;
+			if (j < keep && v[j].id == sorted[i].id)
+				(*kept)[sorted[i].row] = 1;
+		}
 	}
-	uint32_t keep = max_files - 1; /* the "other" row takes the last place */
-	select_top(v, files, keep);
-	qsort(v, keep, sizeof(*v), by_id);
-	/* the rows of the files kept: both lists in id order, walked once */
-	memset(kept, 0, k->n);
-	for (uint32_t i = 0, j = 0; i < n && j < keep; i++) {
-		while (j < keep && v[j].id < sorted[i].id)
-			j++;
-		if (j < keep && v[j].id == sorted[i].id)
-			kept[sorted[i].row] = 1;
-	}
+	free(rows);
+	free(v);
+	return e;
+}
+
+void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept)
+{
 	/* In place, rows keeping their order (as if the tick were built again
 	 * with the folded keys): a folded row becomes its (layer, class)'s
 	 * "other" row where the first of them stood, or merges into it. A row
@@ -652,11 +669,18 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
 		}
 		w++;
 	}
-	free(rows);
-	free(v);
 	if (k->n_kept < k->n)
 		k->n_kept = k->n;
 	k->n = w;
 	reindex(k);
-	return IOP_OK;
+}
+
+enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files)
+{
+	uint8_t *kept;
+	enum iop_err e = coll_tick_fold_plan(k, max_files, &kept);
+	if (kept)
+		coll_tick_fold_apply(k, kept);
+	free(kept);
+	return e;
 }

@@ -97,6 +97,10 @@ enum iop_err coll_tick_row(struct coll_tick *k, const struct coll_key *key,
                            struct coll_cell **cell);
 /* The row of key, or NULL. */
 struct coll_cell *coll_tick_find(const struct coll_tick *k, const struct coll_key *key);
+/* Starts fetching the index slot where a look-up of key begins: a caller
+ * about to add a row (a leaf, a file new in the tick) hides the cache
+ * miss behind other work. Only a hint; nothing changes. */
+void coll_tick_prefetch(const struct coll_tick *k, const struct coll_key *key);
 
 void coll_cell_init(struct coll_cell *c);
 /* dst += src. In-flight counts add; the oldest start is the earlier one. */
@@ -125,6 +129,15 @@ enum iop_err coll_tick_pack(struct coll_tick *k);
 /* Keeps the max_files - 1 most active files' rows and folds the rest into
  * rows with id COLL_ID_OTHER (0 = no limit). */
 enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files);
+
+/* coll_tick_fold_files in two steps, for a caller with work to do in
+ * between (the leaf's latencies held back, leaf.c). plan: *kept = a flag
+ * per row (malloc'd, the caller frees it), set for the FILE rows of the
+ * files kept, or NULL when nothing folds. The rows folded into a (layer,
+ * class)'s "other" row are its FILE rows without the flag; the "other"
+ * row takes the place of the first of them. apply folds them. */
+enum iop_err coll_tick_fold_plan(const struct coll_tick *k, uint32_t max_files, uint8_t **kept);
+void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept);
 
 /* Size class of a transfer of n bytes. */
 static inline unsigned coll_size_class(uint64_t n)
