@@ -30,24 +30,17 @@ enum iop_err latlog_fold(struct latlog *g, struct coll_tick *k, uint32_t max_fil
 {
 	uint8_t *kept;
 	enum iop_err e = coll_tick_fold_plan(k, max_files, &kept);
-	/* to[row]: where a row's latencies go. A folded row's go to the
-	 * first folded row of its (layer, class), which the fold makes the
-	 * "other" row (coll_tick_fold_apply), and whose merges then add only
-	 * what the folded rows' histograms hold themselves. */
+	/* A folded row's latencies go to the row the fold makes its (layer,
+	 * class)'s "other" row, whose merges then add only what the folded
+	 * rows' histograms hold themselves. */
 	uint32_t other[IOP_LAYER__COUNT][IOP_CLASS__COUNT];
-	memset(other, 0xff, sizeof(other));
+	if (kept)
+		coll_tick_fold_others(k, kept, other);
 	for (uint32_t i = 0; i < g->n; i++) {
 		const struct latlog_entry *en = &g->v[i];
 		uint32_t to = en->row;
-		if (kept && !kept[to]) {
-			const struct coll_key *key = &k->key[to];
-			uint32_t *o = &other[key->layer][key->cls];
-			if (*o == UINT32_MAX) /* the first folded row: the lowest index */
-				for (*o = 0; !(k->key[*o].kind == COLL_ROW_FILE && !kept[*o] &&
-				               k->key[*o].layer == key->layer && k->key[*o].cls == key->cls);)
-					++*o;
-			to = *o;
-		}
+		if (kept && !kept[to])
+			to = other[k->key[to].layer][k->key[to].cls];
 		/* as coll_cell_add_call_at: a full bucket loses the latency, not the call */
 		(void)iop_hist_record_at(&k->cell[to].hist, en->ns, en->bucket);
 	}

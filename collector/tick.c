@@ -632,15 +632,26 @@ enum iop_err coll_tick_fold_plan(const struct coll_tick *k, uint32_t max_files, 
 	return e;
 }
 
+void coll_tick_fold_others(const struct coll_tick *k, const uint8_t *kept,
+                           uint32_t first[IOP_LAYER__COUNT][IOP_CLASS__COUNT])
+{
+	memset(first, 0xff, sizeof(uint32_t) * IOP_LAYER__COUNT * IOP_CLASS__COUNT);
+	for (uint32_t i = k->n; i-- > 0;)
+		if (k->key[i].kind == COLL_ROW_FILE && !kept[i])
+			first[k->key[i].layer][k->key[i].cls] = i;
+}
+
 void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept)
 {
 	/* In place, rows keeping their order (as if the tick were built again
 	 * with the folded keys): a folded row becomes its (layer, class)'s
-	 * "other" row where the first of them stood, or merges into it. A row
-	 * whose merge fails (NOMEM, a full bucket: the merge then changes
-	 * nothing) stays a row of its own, so totals are kept either way. */
-	uint32_t other[IOP_LAYER__COUNT][IOP_CLASS__COUNT]; /* row index + 1 */
-	memset(other, 0, sizeof(other));
+	 * "other" row where the first of them stood (coll_tick_fold_others),
+	 * or merges into it. A row whose merge fails (NOMEM, a full bucket:
+	 * the merge then changes nothing) stays a row of its own, so totals
+	 * are kept either way. */
+	uint32_t first[IOP_LAYER__COUNT][IOP_CLASS__COUNT];
+	coll_tick_fold_others(k, kept, first);
+	uint32_t other[IOP_LAYER__COUNT][IOP_CLASS__COUNT] = {{0}}; /* where it went */
 	/* Cells [w, i) are spare: rows merged away, their histograms emptied
 	 * but keeping their memory for the next rows in these cells (the
 	 * root folds a quarter of a million rows a tick; freeing them and
@@ -652,13 +663,12 @@ void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept)
 		struct coll_key key = k->key[i];
 		if (key.kind == COLL_ROW_FILE && !kept[i]) {
 			uint32_t *o = &other[key.layer][key.cls];
-			if (*o && coll_cell_merge(&k->cell[*o - 1], &k->cell[i]) == IOP_OK) {
+			if (i == first[key.layer][key.cls]) {
+				key.id = COLL_ID_OTHER;
+				*o = w;
+			} else if (coll_cell_merge(&k->cell[*o], &k->cell[i]) == IOP_OK) {
 				iop_hist_reset(&k->cell[i].hist);
 				continue;
-			}
-			if (!*o) {
-				key.id = COLL_ID_OTHER;
-				*o = w + 1;
 			}
 		}
 		k->key[w] = key;

@@ -25,6 +25,7 @@
 
 #include "codec.h"
 #include "err.h"
+#include "events.h"
 #include "hist.h"
 
 enum coll_row_kind {
@@ -138,6 +139,11 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files);
  * row takes the place of the first of them. apply folds them. */
 enum iop_err coll_tick_fold_plan(const struct coll_tick *k, uint32_t max_files, uint8_t **kept);
 void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept);
+/* The row each (layer, class)'s folded FILE rows go to under plan kept:
+ * the first of them, which apply makes the "other" row (UINT32_MAX when
+ * none folds). */
+void coll_tick_fold_others(const struct coll_tick *k, const uint8_t *kept,
+                           uint32_t first[IOP_LAYER__COUNT][IOP_CLASS__COUNT]);
 
 /* Size class of a transfer of n bytes. */
 static inline unsigned coll_size_class(uint64_t n)
