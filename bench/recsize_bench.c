@@ -11,6 +11,10 @@
  * it (default 3600: the keyframes grow as the history fills, so a shorter
  * run under-counts); KEEP_RECORDING=1 keeps the file; KEYFRAMES=0 leaves the keyframes out, to see the
  * DELTAs' share. Alerts are not recorded (a few frames per alert).
+ *
+ *   recording_kib_per_rank_hour_by_rate   the same at 1 and 10 calls/s a rank
+ *
+ * Each line also splits the file into its DELTA and KEYFRAME frames' bytes.
  * Usage: recsize_bench [NAME...]. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,6 +27,8 @@
 #include "clock.h"
 #include "leaf.h"
 #include "loadgen.h"
+#include "rec.h"
+#include "rec_io.h"
 #include "record.h"
 #include "root.h"
 
@@ -62,16 +68,44 @@ static void record(void *arg, const struct coll_delta *d, const struct coll_stat
 	p->ticks++;
 }
 
-int main(int argc, char **argv)
+/* Stored bytes of each frame type in the file at path (a frame's bytes
+ * run to the next frame's offset, the last one's to the file's end). */
+static void bytes_by_type(const char *path, uint64_t by_type[REC_TYPE_COUNT])
 {
-	unsigned ranks = getenv("RANKS") ? (unsigned)atoi(getenv("RANKS")) : 16;
-	unsigned seconds = getenv("SECONDS") ? (unsigned)atoi(getenv("SECONDS")) : 3600;
-	double rate = getenv("EVENTS_PER_S") ? atof(getenv("EVENTS_PER_S")) : 100;
-	if (ranks == 0 || seconds < 60 || rate <= 0)
-		die("RANKS >= 1, SECONDS >= 60, EVENTS_PER_S > 0", IOP_ERR_INVAL);
+	struct rec_io *io;
+	struct rec_reader *rd;
+	char why[256];
+	if (rec_io_file_open(path, &io) || rec_open(io, &rd, why, sizeof why))
+		die(path, IOP_ERR_IO);
+	struct rec_info info;
+	rec_info(rd, &info);
+	struct rec_frame f;
+	uint64_t at = 0;
+	int type = -1;
+	while (rec_next(rd, &f, NULL, 0) == IOP_OK) {
+		if (type >= 0)
+			by_type[type] += f.offset - at;
+		at = f.offset;
+		type = (int)f.type;
+	}
+	if (type >= 0)
+		by_type[type] += info.file_bytes - at; /* END's bytes go with the last frame */
+	rec_reader_close(rd);
+}
+
+struct result {
+	double kib, delta_kib, key_kib; /* a rank and hour: the file, its DELTAs, its KEYFRAMEs */
+	uint64_t ticks, events, keyframes, key_raw, file_bytes;
+	double cpu_s;
+};
+
+/* Records SECONDS of RANKS loadgen ranks at rate calls/s each (above). */
+static void measure(unsigned ranks, unsigned seconds, double rate, bool keyframes, bool keep,
+                    struct result *res)
+{
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char path[4096];
-	snprintf(path, sizeof path, "%s/recsize_bench.%d.iop", tmp, (int)getpid());
+	snprintf(path, sizeof path, "%s/recsize_bench.%d.%g.iop", tmp, (int)getpid(), rate);
 
 	struct lg_opts o = {.ranks = ranks, .nodes = 1, .threads = 1, .events_per_s = rate,
 	                    .duration_s = -1, .batch_ms = 100, .slow_rank = -1, .slow_factor = 1,
@@ -90,7 +124,7 @@ int main(int argc, char **argv)
 	struct coll_root_cfg rc;
 	coll_root_cfg_default(&rc, lc.tick_ns);
 	struct coll_leaf *leaf;
-	struct pipe p = {.keyframes = !getenv("KEYFRAMES") || atoi(getenv("KEYFRAMES"))};
+	struct pipe p = {.keyframes = keyframes};
 	enum iop_err e = coll_leaf_new(&lc, T0, &leaf);
 	if (!e)
 		e = coll_root_new(&rc, T0, &p.root);
@@ -100,7 +134,7 @@ int main(int argc, char **argv)
 	                            .tick_ns = SEC};
 	p.rec = coll_record_open(path, &job);
 	if (!p.rec)
-		return 1;
+		exit(1);
 
 	static uint8_t buf[LG_FRAME_CAP];
 	uint64_t step = o.batch_ms * 1000000ull, events = 0, c0 = bench_cpu_ns();
@@ -117,23 +151,64 @@ int main(int argc, char **argv)
 	struct stat sb;
 	if (stat(path, &sb) != 0)
 		die(path, IOP_ERR_IO);
-	if (!getenv("KEEP_RECORDING"))
+	uint64_t by_type[REC_TYPE_COUNT] = {0};
+	bytes_by_type(path, by_type);
+	if (!keep)
 		unlink(path);
 	else
 		fprintf(stderr, "recsize_bench: kept %s\n", path);
-	double hours = (double)p.ticks / 3600.0;
-	double kib = (double)sb.st_size / 1024.0 / ranks / hours;
-	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour"))
-		printf("recording_kib_per_rank_hour %.1f KiB (target <= %.0f; %u ranks, %" PRIu64
-		       " ticks, %" PRIu64 " events, %.1f MiB file, %" PRIu64
-		       " keyframes, the last %.1f MiB raw; %.1f s CPU)\n",
-		       kib, TARGET, ranks, p.ticks, events, (double)sb.st_size / (1 << 20),
-		       st.keyframes, (double)st.keyframe_bytes / (1 << 20),
-		       (double)(bench_cpu_ns() - c0) / 1e9);
+	double per = 1024.0 * ranks * ((double)p.ticks / 3600.0);
+	*res = (struct result){.kib = (double)sb.st_size / per,
+	                       .delta_kib = (double)by_type[REC_DELTA] / per,
+	                       .key_kib = (double)by_type[REC_KEYFRAME] / per,
+	                       .ticks = p.ticks,
+	                       .events = events,
+	                       .keyframes = st.keyframes,
+	                       .key_raw = st.keyframe_bytes,
+	                       .file_bytes = (uint64_t)sb.st_size,
+	                       .cpu_s = (double)(bench_cpu_ns() - c0) / 1e9};
 	for (unsigned i = 0; i < ranks; i++)
 		lg_rank_free(&r[i]);
 	free(r);
 	coll_leaf_free(leaf);
 	coll_root_free(p.root);
+}
+
+static void print(const char *name, unsigned ranks, double rate, const struct result *x)
+{
+	printf("%s %.1f KiB (target <= %.0f; %u ranks at %g calls/s each, %" PRIu64
+	       " ticks, %" PRIu64 " events, %.1f MiB file: DELTAs %.1f, KEYFRAMEs %.1f KiB a "
+	       "rank and hour, %" PRIu64 " keyframes, the last %.1f MiB raw; %.1f s CPU)\n",
+	       name, x->kib, TARGET, ranks, rate, x->ticks, x->events,
+	       (double)x->file_bytes / (1 << 20), x->delta_kib, x->key_kib, x->keyframes,
+	       (double)x->key_raw / (1 << 20), x->cpu_s);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned ranks = getenv("RANKS") ? (unsigned)atoi(getenv("RANKS")) : 16;
+	unsigned seconds = getenv("SECONDS") ? (unsigned)atoi(getenv("SECONDS")) : 3600;
+	double rate = getenv("EVENTS_PER_S") ? atof(getenv("EVENTS_PER_S")) : 100;
+	if (ranks == 0 || seconds < 60 || rate <= 0)
+		die("RANKS >= 1, SECONDS >= 60, EVENTS_PER_S > 0", IOP_ERR_INVAL);
+	bool keyframes = !getenv("KEYFRAMES") || atoi(getenv("KEYFRAMES"));
+	bool keep = getenv("KEEP_RECORDING") != NULL;
+	struct result x;
+	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour")) {
+		measure(ranks, seconds, rate, keyframes, keep, &x);
+		print("recording_kib_per_rank_hour", ranks, rate, &x);
+	}
+	/* the same job at lower call rates: what a recording costs depends on
+	 * how busy the ranks are (docs/recording.md, "Figures") */
+	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour_by_rate")) {
+		static const double rates[] = {1, 10};
+		for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+			char name[96];
+			snprintf(name, sizeof name, "recording_kib_per_rank_hour_at_%g_calls_per_s",
+			         rates[i]);
+			measure(ranks, seconds, rates[i], keyframes, keep, &x);
+			print(name, ranks, rates[i], &x);
+		}
+	}
 	return 0;
 }
