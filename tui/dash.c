@@ -246,6 +246,11 @@ int tui_dash_input_fd(const struct tui_dash *d)
 bool tui_dash_key(struct tui_dash *d, int key)
 {
 	set_term(d->scr);
+	/* Keys typed ahead (one read of several) act on what the keys before
+	 * them made: `1` Down Enter moves in and drills into the Ranks view,
+	 * not into the rows of the view shown before `1`. */
+	if (d->dirty)
+		tui_dash_rebuild(d);
 	enum tui_act a = tui_keys_handle(d, key);
 	if (a == TUI_ACT_QUIT)
 		d->quit = true;

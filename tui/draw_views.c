@@ -295,7 +295,7 @@ void tui_draw_help(struct tui_dash *d)
 {
 	size_t n;
 	const struct tui_keyhelp *k = tui_keys_help(&n);
-	int w = 72, hgt = (int)n + 4;
+	int w = 76, hgt = (int)n + 4;
 	int y0 = (LINES - hgt) / 2, x0 = (COLS - w) / 2;
 	if (y0 < 0)
 		y0 = 0;
@@ -304,6 +304,10 @@ void tui_draw_help(struct tui_dash *d)
 	attron(A_BOLD);
 	mvaddstr(y0, x0 + 2, "iopulse keys (any key closes; docs/dashboard.md)");
 	attroff(A_BOLD);
-	for (size_t i = 0; i < n && y0 + 2 + (int)i < LINES; i++)
-		mvprintw(y0 + 2 + (int)i, x0 + 2, "%-22s %s", k[i].keys, k[i].what);
+	/* clipped to the box: a line that wrapped would spill onto the next */
+	for (size_t i = 0; i < n && y0 + 2 + (int)i < LINES; i++) {
+		char line[128];
+		snprintf(line, sizeof line, "%-20s %s", k[i].keys, k[i].what);
+		mvaddnstr(y0 + 2 + (int)i, x0 + 2, line, w - 2);
+	}
 }
