@@ -91,11 +91,67 @@ static void help_fits_80x24(void **st_)
 	tui_dash_close(d);
 }
 
+static struct coll_alert_record *alerts;
+
+static const struct coll_alert_record *test_alerts(void *self, size_t *n)
+{
+	*n = 1;
+	return alerts;
+}
+
+static bool screen_has(const char *text)
+{
+	for (int y = 0; y < LINES; y++) {
+		char row[256];
+		mvinnstr(y, 0, row, COLS);
+		if (strstr(row, text))
+			return true;
+	}
+	return false;
+}
+
+/* The Alerts view, paused, while the source hands out its alerts in a new
+ * array (`iopulse top` fetches them once a tick; a live history grows):
+ * the rows show the new records, not what is left in the old array. */
+static void alerts_replaced_while_paused(void **st_)
+{
+	struct tui_source_ops ops = *tui_synth_source(&state).ops;
+	ops.alerts = test_alerts;
+	struct tui_source src = {&ops, &state};
+	struct coll_alert_record *first = calloc(1, sizeof *first);
+	assert_non_null(first);
+	*first = (struct coll_alert_record){.kind = COLL_ALERT_STRAGGLER, .severity = COLL_SEV_CRIT,
+	                                    .rank = 2, .layer = -1,
+	                                    .start_ns = (uint64_t)(state.last_t - 2) * 1000000000ull};
+	snprintf(first->message, sizeof first->message, "rank 2 is slow");
+	alerts = first;
+	char why[128];
+	struct tui_dash *d = tui_dash_open(&src, in, out, why, sizeof why);
+	assert_non_null(d);
+	resize_term(40, 120);
+	tui_dash_key(d, '5');
+	tui_dash_key(d, ' ');
+	tui_dash_update(d);
+	assert_true(screen_has("rank 2 "));
+	struct coll_alert_record *again = malloc(sizeof *again);
+	assert_non_null(again);
+	*again = *first;
+	memset(first, 0x41, sizeof *first); /* what a freed array may hold */
+	alerts = again;
+	tui_dash_update(d);
+	assert_true(screen_has("rank 2 "));
+	assert_false(screen_has("rank 1094795585"));
+	tui_dash_close(d);
+	free(first);
+	free(again);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(typed_ahead),
 		cmocka_unit_test(help_fits_80x24),
+		cmocka_unit_test(alerts_replaced_while_paused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
