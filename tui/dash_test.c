@@ -23,6 +23,7 @@ static int setup(void **st_)
 	if (tui_synth_state(&state, 4, 10, UINT32_MAX) != IOP_OK)
 		return -1;
 	setenv("TERM", "xterm-256color", 1);
+	unsetenv("NO_COLOR");
 	out = fopen("/dev/null", "w");
 	in = fopen("/dev/null", "r");
 	return out && in ? 0 : -1;
@@ -112,7 +113,8 @@ static bool screen_has(const char *text)
 
 /* The Alerts view, paused, while the source hands out its alerts in a new
  * array (`iopulse top` fetches them once a tick; a live history grows):
- * the rows show the new records, not what is left in the old array. */
+ * the rows show the new records, not what is left in the old array. On
+ * the way, the flagged rank's flag word has the CRIT colour. */
 static void alerts_replaced_while_paused(void **st_)
 {
 	struct tui_source_ops ops = *tui_synth_source(&state).ops;
@@ -133,6 +135,20 @@ static void alerts_replaced_while_paused(void **st_)
 	tui_dash_key(d, ' ');
 	tui_dash_update(d);
 	assert_true(screen_has("rank 2 "));
+	tui_dash_key(d, '1'); /* the straggler's row: its flag word in the CRIT colour */
+	tui_dash_update(d);
+	int flagged = 0;
+	for (int y = 0; y < LINES; y++) {
+		char row[256];
+		mvinnstr(y, 0, row, COLS);
+		if (!strncmp(row, "CRIT ", 5) && strstr(row, " 2 ")) {
+			flagged++;
+			assert_int_equal(PAIR_NUMBER(mvinch(y, 0) & A_COLOR), TUI_LOOK_CRIT);
+		}
+	}
+	assert_int_equal(flagged, 1);
+	tui_dash_key(d, '5');
+	tui_dash_update(d);
 	struct coll_alert_record *again = malloc(sizeof *again);
 	assert_non_null(again);
 	*again = *first;

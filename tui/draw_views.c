@@ -189,6 +189,14 @@ static void spark_cells(const struct tui_dash *d, const float *v)
 		addstr(max > 0 && v[i] > 0 ? d->g->spark[(int)(v[i] / max * 7.999f)] : " ");
 }
 
+/* Colours the flag word at the start of row y. chgat takes the colour pair
+ * apart: a pair left in the attributes is replaced by the one given. */
+static void colour_flag(const struct tui_dash *d, int y, uint8_t sev)
+{
+	attr_t a = (attr_t)tui_look(sev == 2 ? TUI_LOOK_CRIT : TUI_LOOK_WARN, d->color);
+	mvchgat(y, 0, 4, a & ~A_COLOR, (short)PAIR_NUMBER(a), NULL);
+}
+
 void tui_draw_table(struct tui_dash *d, int y0, int rows)
 {
 	char buf[1024];
@@ -227,8 +235,7 @@ void tui_draw_table(struct tui_dash *d, int y0, int rows)
 			attroff(tui_look(TUI_LOOK_SELECTED, d->color));
 		}
 		if (r->sev) /* the word is already there; colour it */
-			mvchgat(y, 0, 4, (attr_t)tui_look(r->sev == 2 ? TUI_LOOK_CRIT : TUI_LOOK_WARN,
-			                                  d->color), 0, NULL);
+			colour_flag(d, y, r->sev);
 	}
 }
 
@@ -267,7 +274,7 @@ void tui_draw_heat(struct tui_dash *d, int y0, int rows)
 		if (r == d->sel)
 			attroff(tui_look(TUI_LOOK_SELECTED, d->color));
 		if (row->sev)
-			mvchgat(y, 0, 4, (attr_t)tui_look(row->sev == 2 ? TUI_LOOK_CRIT : TUI_LOOK_WARN, d->color), 0, NULL);
+			colour_flag(d, y, row->sev);
 		move(y, 14);
 		for (uint32_t c = 0; c < h->cols && 14 + (int)c < COLS; c++) {
 			size_t k = r * h->cols + c;
