@@ -48,6 +48,17 @@ static struct tui_dash *open_dash(int lines, int cols)
 	return d;
 }
 
+static bool screen_has(const char *text)
+{
+	for (int y = 0; y < LINES; y++) {
+		char row[256];
+		mvinnstr(y, 0, row, COLS);
+		if (strstr(row, text))
+			return true;
+	}
+	return false;
+}
+
 /* Keys read together (typed ahead, pasted, a slow link) act one after the
  * other on what the previous ones made: `1` Down Enter typed while the
  * Files view is shown drills into the second rank, not the second file. */
@@ -67,6 +78,9 @@ static void typed_ahead(void **st_)
 	tui_dash_redraw(d);
 	assert_int_equal(d->table.list, TUI_LIST_RANKS);
 	assert_int_equal(d->sel, 1);
+	tui_dash_key(d, '5'); /* the data is there, only no alert */
+	tui_dash_redraw(d);
+	assert_true(screen_has("(no alerts)"));
 	tui_dash_close(d);
 }
 
@@ -98,17 +112,6 @@ static const struct coll_alert_record *test_alerts(void *self, size_t *n)
 {
 	*n = 1;
 	return alerts;
-}
-
-static bool screen_has(const char *text)
-{
-	for (int y = 0; y < LINES; y++) {
-		char row[256];
-		mvinnstr(y, 0, row, COLS);
-		if (strstr(row, text))
-			return true;
-	}
-	return false;
 }
 
 /* The Alerts view, paused, while the source hands out its alerts in a new

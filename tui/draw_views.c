@@ -212,7 +212,9 @@ void tui_draw_table(struct tui_dash *d, int y0, int rows)
 	if (d->sel >= d->top + (size_t)body)
 		d->top = d->sel - (size_t)body + 1;
 	if (!d->table.n) {
-		mvaddstr(y0 + 1, 5, d->filter.n ? "(no row matches the filter)" : "(no data yet)");
+		mvaddstr(y0 + 1, 5, d->table.list == TUI_LIST_ALERTS ? "(no alerts)"
+		                    : d->filter.n                    ? "(no row matches the filter)"
+		                                                     : "(no data yet)");
 		return;
 	}
 	bool sp = spark_on(d);
