@@ -25,37 +25,6 @@
 
 static struct coll_state state;
 
-static const struct coll_state *st(void *self)
-{
-	return &state;
-}
-
-static const struct coll_alert_record *no_alerts(void *self, size_t *n)
-{
-	*n = 0;
-	return NULL;
-}
-
-static void job(void *self, struct tui_job *out)
-{
-	*out = (struct tui_job){.id = 42, .start_ns = (uint64_t)TUI_SYNTH_T0 * 1000000000ull,
-	                        .tick_ns = 1000000000ull};
-}
-
-static int no_fd(void *self)
-{
-	return -1;
-}
-
-static void range(void *self, int64_t *first, int64_t *last)
-{
-	tui_state_range(&state, first, last);
-}
-
-static const struct tui_source_ops ops = {.name = "bench", .mode = TUI_SRC_MODE_LIVE,
-                                          .state = st, .alerts = no_alerts, .job = job,
-                                          .fd = no_fd, .range = range};
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -92,7 +61,7 @@ int main(int argc, char **argv)
 	}
 	setenv("TERM", "xterm-256color", 1);
 	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	struct tui_source src = {&ops, NULL};
+	struct tui_source src = tui_synth_source(&state);
 	char why[128];
 	struct tui_dash *d = out && in ? tui_dash_open(&src, in, out, why, sizeof why) : NULL;
 	if (!d) {

@@ -158,6 +158,8 @@ void tui_dash_rebuild(struct tui_dash *d)
 			tui_dash_notice(d, "out of memory: no heatmap");
 	}
 	d->built_t_end = q.t_end;
+	d->built_alerts = q.alerts;
+	d->built_n_alerts = q.n_alerts;
 	d->dirty = false;
 }
 
@@ -169,7 +171,12 @@ void tui_dash_redraw(struct tui_dash *d)
 
 void tui_dash_update(struct tui_dash *d)
 {
-	if (!d->paused)
+	/* Alert rows point into the source's alerts: when it has a new array
+	 * (top fetches them again, a live history grows) they are rebuilt,
+	 * paused or not. */
+	size_t n;
+	const struct coll_alert_record *a = d->src.ops->alerts(d->src.self, &n);
+	if (!d->paused || a != d->built_alerts || n != d->built_n_alerts)
 		d->dirty = true;
 	if (d->dirty)
 		tui_dash_rebuild(d);
@@ -246,6 +253,11 @@ int tui_dash_input_fd(const struct tui_dash *d)
 bool tui_dash_key(struct tui_dash *d, int key)
 {
 	set_term(d->scr);
+	/* Keys typed ahead (one read of several) act on what the keys before
+	 * them made: `1` Down Enter moves in and drills into the Ranks view,
+	 * not into the rows of the view shown before `1`. */
+	if (d->dirty)
+		tui_dash_rebuild(d);
 	enum tui_act a = tui_keys_handle(d, key);
 	if (a == TUI_ACT_QUIT)
 		d->quit = true;

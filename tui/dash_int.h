@@ -70,6 +70,8 @@ struct tui_dash {
 	double peak_Bps;
 	bool dirty;
 	int64_t built_t_end;
+	const struct coll_alert_record *built_alerts; /* the source's, the rows point into */
+	size_t built_n_alerts;
 
 	char notice[256];
 	uint64_t notice_until_ns;

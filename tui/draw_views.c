@@ -189,6 +189,14 @@ static void spark_cells(const struct tui_dash *d, const float *v)
 		addstr(max > 0 && v[i] > 0 ? d->g->spark[(int)(v[i] / max * 7.999f)] : " ");
 }
 
+/* Colours the flag word at the start of row y. chgat takes the colour pair
+ * apart: a pair left in the attributes is replaced by the one given. */
+static void colour_flag(const struct tui_dash *d, int y, uint8_t sev)
+{
+	attr_t a = (attr_t)tui_look(sev == 2 ? TUI_LOOK_CRIT : TUI_LOOK_WARN, d->color);
+	mvchgat(y, 0, 4, a & ~A_COLOR, (short)PAIR_NUMBER(a), NULL);
+}
+
 void tui_draw_table(struct tui_dash *d, int y0, int rows)
 {
 	char buf[1024];
@@ -204,7 +212,9 @@ void tui_draw_table(struct tui_dash *d, int y0, int rows)
 	if (d->sel >= d->top + (size_t)body)
 		d->top = d->sel - (size_t)body + 1;
 	if (!d->table.n) {
-		mvaddstr(y0 + 1, 5, d->filter.n ? "(no row matches the filter)" : "(no data yet)");
+		mvaddstr(y0 + 1, 5, d->table.list == TUI_LIST_ALERTS ? "(no alerts)"
+		                    : d->filter.n                    ? "(no row matches the filter)"
+		                                                     : "(no data yet)");
 		return;
 	}
 	bool sp = spark_on(d);
@@ -227,8 +237,7 @@ void tui_draw_table(struct tui_dash *d, int y0, int rows)
 			attroff(tui_look(TUI_LOOK_SELECTED, d->color));
 		}
 		if (r->sev) /* the word is already there; colour it */
-			mvchgat(y, 0, 4, (attr_t)tui_look(r->sev == 2 ? TUI_LOOK_CRIT : TUI_LOOK_WARN,
-			                                  d->color), 0, NULL);
+			colour_flag(d, y, r->sev);
 	}
 }
 
@@ -267,7 +276,7 @@ void tui_draw_heat(struct tui_dash *d, int y0, int rows)
 		if (r == d->sel)
 			attroff(tui_look(TUI_LOOK_SELECTED, d->color));
 		if (row->sev)
-			mvchgat(y, 0, 4, (attr_t)tui_look(row->sev == 2 ? TUI_LOOK_CRIT : TUI_LOOK_WARN, d->color), 0, NULL);
+			colour_flag(d, y, row->sev);
 		move(y, 14);
 		for (uint32_t c = 0; c < h->cols && 14 + (int)c < COLS; c++) {
 			size_t k = r * h->cols + c;
@@ -295,7 +304,7 @@ void tui_draw_help(struct tui_dash *d)
 {
 	size_t n;
 	const struct tui_keyhelp *k = tui_keys_help(&n);
-	int w = 72, hgt = (int)n + 4;
+	int w = 76, hgt = (int)n + 4;
 	int y0 = (LINES - hgt) / 2, x0 = (COLS - w) / 2;
 	if (y0 < 0)
 		y0 = 0;
@@ -304,6 +313,10 @@ void tui_draw_help(struct tui_dash *d)
 	attron(A_BOLD);
 	mvaddstr(y0, x0 + 2, "iopulse keys (any key closes; docs/dashboard.md)");
 	attroff(A_BOLD);
-	for (size_t i = 0; i < n && y0 + 2 + (int)i < LINES; i++)
-		mvprintw(y0 + 2 + (int)i, x0 + 2, "%-22s %s", k[i].keys, k[i].what);
+	/* clipped to the box: a line that wrapped would spill onto the next */
+	for (size_t i = 0; i < n && y0 + 2 + (int)i < LINES; i++) {
+		char line[128];
+		snprintf(line, sizeof line, "%-20s %s", k[i].keys, k[i].what);
+		mvaddnstr(y0 + 2 + (int)i, x0 + 2, line, w - 2);
+	}
 }

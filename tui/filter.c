@@ -251,7 +251,8 @@ int tui_seek_parse(const char *text, int64_t cur, int64_t first, int64_t last, u
 		time_t want = mktime(&tm);
 		if (want == (time_t)-1)
 			return -1;
-		*out = clamp((int64_t)((double)want / tick_s), first, last);
+		/* the tick that ends then: the header's `at` shows a tick's end */
+		*out = clamp((int64_t)((double)want / tick_s) - 1, first, last);
 		return 0;
 	}
 	return -1;

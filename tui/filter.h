@@ -54,7 +54,8 @@ struct tui_subject {
 int tui_filter_parse(struct tui_filter *f, const char *text, char *err, size_t errlen);
 bool tui_filter_match(const struct tui_filter *f, const struct tui_subject *s);
 
-/* The `b` prompt: "HH:MM[:SS]" (local time, on the day of the tick cur),
+/* The `b` prompt: "HH:MM[:SS]" (local time, on the day of the tick cur: the
+ * tick that ends then, as the header's `at` shows a tick),
  * "+30s" / "-5m" / "-90" (seconds) from cur, or "40%" of [first, last].
  * 0 and the tick in *out (clamped to [first, last]); -1 when not understood. */
 int tui_seek_parse(const char *text, int64_t cur, int64_t first, int64_t last, uint64_t tick_ns,

@@ -109,3 +109,39 @@ enum iop_err tui_synth_state_budget(struct coll_state *s, uint32_t ranks, uint32
 	coll_delta_free(&d);
 	return e;
 }
+
+static const struct coll_state *src_state(void *self)
+{
+	return self;
+}
+
+static const struct coll_alert_record *src_no_alerts(void *self, size_t *n)
+{
+	*n = 0;
+	return NULL;
+}
+
+static void src_job(void *self, struct tui_job *out)
+{
+	*out = (struct tui_job){.id = 42, .start_ns = (uint64_t)TUI_SYNTH_T0 * 1000000000ull,
+	                        .tick_ns = 1000000000ull};
+}
+
+static int src_no_fd(void *self)
+{
+	return -1;
+}
+
+static void src_range(void *self, int64_t *first, int64_t *last)
+{
+	tui_state_range(self, first, last);
+}
+
+static const struct tui_source_ops synth_ops = {
+	.name = "synth", .mode = TUI_SRC_MODE_LIVE, .state = src_state, .alerts = src_no_alerts,
+	.job = src_job, .fd = src_no_fd, .range = src_range};
+
+struct tui_source tui_synth_source(struct coll_state *s)
+{
+	return (struct tui_source){&synth_ops, s};
+}

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "source.h"
 #include "state.h"
 
 #define TUI_SYNTH_T0 1700000000 /* first tick number, 1 s ticks */
@@ -16,5 +17,10 @@ enum iop_err tui_synth_state(struct coll_state *s, uint32_t ranks, uint32_t tick
 /* The same with the history's budget (state.h) set to max_bytes. */
 enum iop_err tui_synth_state_budget(struct coll_state *s, uint32_t ranks, uint32_t ticks,
                                     uint32_t slow, uint64_t max_bytes);
+
+/* A live source over s: its range and state, no alerts, no fd, job 42
+ * started at TUI_SYNTH_T0; for tests and benchmarks that drive the
+ * dashboard itself. */
+struct tui_source tui_synth_source(struct coll_state *s);
 
 #endif
