@@ -84,6 +84,22 @@ static void typed_ahead(void **st_)
 	tui_dash_close(d);
 }
 
+/* The header names the windows as UX.md does: 1 s, 10 s, 60 s, 5 min. */
+static void window_names(void **st_)
+{
+	struct tui_dash *d = open_dash(40, 160);
+	static const char *const names[] = {"window 1 s ", "window 10 s ", "window 60 s ",
+	                                    "window 5 min "};
+	unsigned at = d->window_idx;
+	for (unsigned i = 0; i < TUI_WINDOWS; i++, at = (at + 1) % TUI_WINDOWS) {
+		if (!screen_has(names[at]))
+			fail_msg("the header does not say '%s'", names[at]);
+		tui_dash_key(d, 'w');
+		tui_dash_redraw(d);
+	}
+	tui_dash_close(d);
+}
+
 /* The help overlay on the smallest screen: every key's line whole, on its
  * own row (none wraps onto the next, none is cut off at the bottom). */
 static void help_fits_80x24(void **st_)
@@ -169,6 +185,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(typed_ahead),
+		cmocka_unit_test(window_names),
 		cmocka_unit_test(help_fits_80x24),
 		cmocka_unit_test(alerts_replaced_while_paused),
 	};

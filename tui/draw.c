@@ -78,7 +78,11 @@ static void draw_job_line(struct tui_dash *d)
 	char wall[32], at[32], tick[32], win[32], line[256];
 	tui_fmt_elapsed(wall, sizeof wall, job.start_ns ? (now - job.start_ns) / 1e9 : 0);
 	coll_fmt_secs(tick, sizeof tick, s->tick_ns / 1e9);
-	coll_fmt_secs(win, sizeof win, tui_window_s[d->window_idx]);
+	unsigned ws = tui_window_s[d->window_idx]; /* as UX.md names them: 1 s ... 5 min */
+	if (ws >= 120 && ws % 60 == 0)
+		snprintf(win, sizeof win, "%u min", ws / 60);
+	else
+		snprintf(win, sizeof win, "%u s", ws);
 	int64_t t_end = tui_dash_t_end(d);
 	if (s->ticks_applied)
 		tui_fmt_clock(at, sizeof at, (double)(t_end + 1) * (s->tick_ns / 1e9));

@@ -397,7 +397,7 @@ static const struct keydef {
 
 static const struct tui_keyhelp help[] = {
 	{"? h F1 / Esc", "help / close, leave drill-down"},
-	{"q F10 Ctrl-C", "quit (ends the job as Ctrl-C)"},
+	{"q F10 Ctrl-C", "quit (iopulse run: ends the job as Ctrl-C)"},
 	{"Tab S-Tab 1-5", "views: Ranks Files Layers Sites Alerts"},
 	{"arrows j k PgUp PgDn", "move; Enter drills down"},
 	{"< > F6 / I", "sort column / invert"},
