@@ -100,6 +100,26 @@ static void window_names(void **st_)
 	tui_dash_close(d);
 }
 
+/* In replay the header's wall time is the job's time at the tick shown
+ * (it was the whole recording's length at every tick). */
+static void replay_wall_at_tick(void **st_)
+{
+	struct tui_source src = tui_synth_source(&state);
+	struct tui_source_ops ops = *src.ops;
+	ops.mode = TUI_SRC_MODE_REPLAY;
+	src.ops = &ops;
+	char why[128];
+	struct tui_dash *d = tui_dash_open(&src, in, out, why, sizeof why);
+	assert_non_null(d);
+	resize_term(40, 160);
+	tui_dash_redraw(d);
+	assert_true(screen_has("wall 00:10 ")); /* 10 ticks of 1 s from the job's start */
+	tui_dash_key(d, KEY_LEFT);
+	tui_dash_redraw(d);
+	assert_true(screen_has("wall 00:09 "));
+	tui_dash_close(d);
+}
+
 /* The help overlay on the smallest screen: every key's line whole, on its
  * own row (none wraps onto the next, none is cut off at the bottom). */
 static void help_fits_80x24(void **st_)
@@ -186,6 +206,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(typed_ahead),
 		cmocka_unit_test(window_names),
+		cmocka_unit_test(replay_wall_at_tick),
 		cmocka_unit_test(help_fits_80x24),
 		cmocka_unit_test(alerts_replaced_while_paused),
 	};

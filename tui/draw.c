@@ -74,16 +74,20 @@ static void draw_job_line(struct tui_dash *d)
 		x++;
 		x += put_look(d, 0, x, strcmp(status, "STALE") ? TUI_LOOK_CRIT : TUI_LOOK_WARN, b);
 	}
+	int64_t t_end = tui_dash_t_end(d);
+	/* wall: the job's time so far; in replay, at the tick shown */
 	uint64_t now = job.end_ns ? job.end_ns : iop_real_ns();
+	if (d->src.ops->mode == TUI_SRC_MODE_REPLAY && s->ticks_applied)
+		now = (uint64_t)(t_end + 1) * s->tick_ns;
 	char wall[32], at[32], tick[32], win[32], line[256];
-	tui_fmt_elapsed(wall, sizeof wall, job.start_ns ? (now - job.start_ns) / 1e9 : 0);
+	tui_fmt_elapsed(wall, sizeof wall,
+	                job.start_ns && now > job.start_ns ? (now - job.start_ns) / 1e9 : 0);
 	coll_fmt_secs(tick, sizeof tick, s->tick_ns / 1e9);
 	unsigned ws = tui_window_s[d->window_idx]; /* as UX.md names them: 1 s ... 5 min */
 	if (ws >= 120 && ws % 60 == 0)
 		snprintf(win, sizeof win, "%u min", ws / 60);
 	else
 		snprintf(win, sizeof win, "%u s", ws);
-	int64_t t_end = tui_dash_t_end(d);
 	if (s->ticks_applied)
 		tui_fmt_clock(at, sizeof at, (double)(t_end + 1) * (s->tick_ns / 1e9));
 	else
