@@ -41,9 +41,10 @@ enum iop_err coll_jobcard_write(const struct coll_jobcard *c, char *path, size_t
 		return e;
 	iop_key_to_hex(&c->key, key);
 	snprintf(id, sizeof id, "%016" PRIx64, c->job_id);
-	json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:i}", "v", 1, "job", id, "key", key,
-	                      "leaf", c->leaf, "root", c->root, "host", c->host, "command",
-	                      c->command, "start_ns", (json_int_t)c->start_ns, "pid", c->pid);
+	json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:i,s:s}", "v", 1, "job", id, "key",
+	                      key, "leaf", c->leaf, "root", c->root, "host", c->host, "command",
+	                      c->command, "start_ns", (json_int_t)c->start_ns, "pid", c->pid,
+	                      "record", c->record);
 	if (!o)
 		return IOP_ERR_NOMEM;
 	snprintf(path, len, "%s/%s", dir, id);
@@ -88,6 +89,7 @@ enum iop_err coll_jobcard_read(const char *path, struct coll_jobcard *c, char *e
 		copy_str(o, "root", c->root, sizeof c->root);
 		copy_str(o, "host", c->host, sizeof c->host);
 		copy_str(o, "command", c->command, sizeof c->command);
+		copy_str(o, "record", c->record, sizeof c->record); /* "" in cards before it */
 		c->start_ns = (uint64_t)json_integer_value(json_object_get(o, "start_ns"));
 		c->pid = (int)json_integer_value(json_object_get(o, "pid"));
 	}

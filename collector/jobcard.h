@@ -18,6 +18,7 @@ struct coll_jobcard {
 	char root[256];  /* where viewers and other collectors reach the root */
 	char host[256];
 	char command[1024];
+	char record[1024]; /* the recording `iopulse run --record` writes; "" when none */
 	uint64_t start_ns;
 	int pid; /* of `iopulse run` */
 };

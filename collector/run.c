@@ -195,6 +195,8 @@ static int setup_job(struct run *r)
 	if (strlen(root) < sizeof r->card.root)
 		memcpy(r->card.root, root, strlen(root) + 1);
 	snprintf(r->card.command, sizeof r->card.command, "%s", r->command);
+	if (r->opt.record_path) /* `iopulse top` shows REC */
+		snprintf(r->card.record, sizeof r->card.record, "%s", r->opt.record_path);
 	r->card.start_ns = iop_real_ns();
 	r->card.pid = getpid();
 	if (coll_jobcard_write(&r->card, r->card_path, sizeof r->card_path) != IOP_OK) {

@@ -209,6 +209,7 @@ int tui_cmd_top(int argc, char **argv)
 			return rc;
 		job.start_ns = card.start_ns;
 		job.command = card.command;
+		job.recording = card.record[0] != 0; /* its card says so */
 	}
 	job.id = card.job_id;
 	return watch(card.root, card.job_id, &card.key, &job);

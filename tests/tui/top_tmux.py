@@ -10,8 +10,8 @@ Checks, each by polling with a bounded timeout:
   - errors, outside a terminal: `iopulse top` (no argument: the only
     running job) says there is no terminal, exit 2; `iopulse top ADDRESS`
     with a wrong IOPULSE_KEY says the key was refused, exit 2;
-  - the dashboard: header (LIVE, job id, ranks 4, nodes 1), the
-    straggler's row flagged CRIT and a healthy one not, views (2 Files,
+  - the dashboard: header (LIVE, REC: the job records, job id, ranks 4,
+    nodes 1), the straggler's row flagged CRIT and a healthy one not, views (2 Files,
     5 Alerts with the straggler, Tab), pause and step back (Space, Left, Z),
     save (S: the JSON parsed, four ranks with bytes);
   - q leaves top (exit 0) while the job goes on (held open after the MPI
@@ -49,7 +49,7 @@ def start_job(args, tmp):
                                       ["--oversubscribe"]) + \
         [args.fpp, "-n", "30000", "-s", "1024", "-d", os.path.join(tmp, "data")]
     cmd = [args.iopulse, "run", "--headless", "--summary-json", os.path.join(tmp, "summary.json"),
-           "--also-preload", args.fault, "--", "sh", "-c",
+           "--record", os.path.join(tmp, "job.iop"), "--also-preload", args.fault, "--", "sh", "-c",
            "%s < /dev/null; s=$?; read x; exit $s" % " ".join(shlex.quote(c) for c in mpi)]
     job = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
@@ -91,7 +91,7 @@ def dashboard(args, tmp, pane, card):
                                              shlex.quote(args.iopulse), card["job"])
     pane.tmux("new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", tmp, shell)
     s = pane.wait("the straggler's row flagged", lambda s: row_of(s, 2).startswith("CRIT"))
-    for text in ("LIVE", "job " + card["job"], "ranks 4", "nodes 1", "straggler"):
+    for text in ("LIVE", "REC", "job " + card["job"], "ranks 4", "nodes 1", "straggler"):
         if text not in s:
             raise Fail("header lacks %r:\n%s" % (text, s))
     if "UNREACHABLE" in s or "STALE" in s:
