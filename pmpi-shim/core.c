@@ -184,6 +184,27 @@ static void at_exit(void)
 	shim_finish("exit");
 }
 
+/* _exit and _Exit end the process without its atexit handlers (exit()
+ * calls glibc's own _exit, not this): the last frame is sent here, as at
+ * exit. Resolved at start-up: a vfork child calls _exit after a failed
+ * exec, in its parent's memory, where it must not run dlsym; it and a
+ * forked child pass straight through (shim_finish is the owner's only). */
+static __typeof__(_exit) *real_exit_now;
+
+SHIM_EXPORT void _exit(int status)
+{
+	shim_finish("_exit");
+	if (!real_exit_now)
+		real_exit_now = (__typeof__(_exit) *)shim_resolve("_exit");
+	real_exit_now(status);
+	__builtin_unreachable(); /* glibc's _exit does not return */
+}
+
+SHIM_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}
+
 /* The signals a process brings on itself: its fault, its abort(). SIGINT
  * and SIGTERM stay at their default action. They come from outside (a
  * terminal's Ctrl-C, a launcher passing it on, a batch system), usually
@@ -231,6 +252,7 @@ __attribute__((constructor(101))) static void shim_init(void)
 	int saved = errno;
 	iop_log_init();
 	shim_exec_init();
+	real_exit_now = (__typeof__(_exit) *)shim_resolve("_exit");
 	if (configure() && shim_names_init() == 0) {
 		owner_pid = getpid();
 		shim.pid = owner_pid;
@@ -244,6 +266,7 @@ __attribute__((constructor(101))) static void shim_init(void)
 		if (shim_sender_start() == 0) {
 			pthread_atfork(NULL, NULL, at_fork_child);
 			atexit(at_exit);
+			at_quick_exit(at_exit);
 			catch_fatal_signals();
 			atomic_store(&shim.state, SHIM_ON);
 			shim_sender_go();
