@@ -205,7 +205,8 @@ SHIM_EXPORT void _Exit(int status)
 	_exit(status);
 }
 
-/* The signals a process brings on itself: its fault, its abort(). SIGINT
+/* The signals a process brings on itself: its fault, its abort(), its
+ * write to a pipe nobody reads any more (`prog | head`). SIGINT
  * and SIGTERM stay at their default action. They come from outside (a
  * terminal's Ctrl-C, a launcher passing it on, a batch system), usually
  * to every process of a job at once, and the sender may be watching:
@@ -215,7 +216,7 @@ SHIM_EXPORT void _Exit(int status)
  * SIGKILL comes; a handler that stays a few milliseconds for the last
  * frame is overtaken by it, the rank dies of SIGKILL and mpiexec reports
  * 9, 11 or 0 instead of 2 (docs/shim.md, "SIGINT and SIGTERM"). */
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE};
 
 /* Async-signal-safe: the sender thread sends the last frame while this
  * handler waits a bounded time; then the signal's default action (restored

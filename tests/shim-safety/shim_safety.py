@@ -451,20 +451,22 @@ EXIT_WRITES = 2000
 
 def test_exits(tools, run):
     """_exit, _Exit and quick_exit end a process without its atexit
-    handlers: the shim must still send what it holds and a FINAL frame
-    (exact totals), and the status must be the program's."""
-    sink = run.start_sink(expect_final=3, timeout_s=15)
+    handlers, a write to a pipe without a reader with SIGPIPE: the shim
+    must still send what it holds and a FINAL frame (exact totals), and
+    the status must be the program's (death by SIGPIPE for the last)."""
+    ways = {"_exit": 7, "_Exit": 7, "quick_exit": 7, "sigpipe": -signal.SIGPIPE}
+    sink = run.start_sink(expect_final=len(ways), timeout_s=15)
     problems = []
-    for how in ("_exit", "_Exit", "quick_exit"):
+    for how, want in ways.items():
         p = run.start([tools.prog("exits_test"), how, str(EXIT_WRITES)], run.env("active"),
                       cwd=run.workdir(how))
         rc, out, err, secs = run.finish(p, 20, f"exits_test {how}")
         print(f"{how}: {status(rc)}, {secs:.2f} s, stdout {out.strip()!r}")
-        if rc != 7 or out.strip() != f"ok {EXIT_WRITES}":
+        if rc != want or out.strip() != f"ok {EXIT_WRITES}":
             problems.append(f"{how}: {status(rc)}, stdout {out.strip()!r}, stderr {err.strip()!r}")
     doc = sink.wait(30)
-    check_final(doc, 3, problems)
-    for how in ("_exit", "_Exit", "quick_exit"):
+    check_final(doc, len(ways), problems)
+    for how in ways:
         want_counter(doc, os.path.join(run.path(how), "out.dat"), "posix", "write",
                      (EXIT_WRITES, EXIT_WRITES * 100, 0), problems)
     check(not problems, "; ".join(problems))
