@@ -139,6 +139,7 @@ struct shim_thread {
 	_Atomic unsigned memo_seq; /* odd while a memo is being replaced */
 	struct shim_site_memo memo[SHIM_SITE_MEMOS];
 	_Atomic uint64_t dropped; /* events a full ring could not take */
+	unsigned drops_taken;     /* drop cells with a key */
 	struct shim_drop_cell drops[SHIM_DROP_MAX];
 	/* consumer side (the sender's), away from the producer's lines */
 	_Alignas(SHIM_CACHE_LINE) _Atomic uint64_t tail;
