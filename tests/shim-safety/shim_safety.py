@@ -55,7 +55,8 @@ def want_counter(doc, path, layer, cls, want, problems):
 
 def test_errno_table(tools, run):
     """Same lines, return values and errno without the shim, passive and
-    active; the active run really recorded (probe.dat exactly). Each failed
+    active; the active run really recorded (probe.dat and unlocked.txt
+    exactly). Each failed
     exec row sends a FINAL frame before the exec (and recording goes on):
     the sink expects those and the one at exit."""
     sink = None
@@ -103,6 +104,10 @@ def test_errno_table(tools, run):
     probe = run.path("active", "probe.dat")
     want_counter(doc, probe, "posix", "write", (7, 700, 0), problems)
     want_counter(doc, probe, "posix", "meta", (2,), problems)
+    # the _unlocked forms of STDIO (errno_stdio.c, unlocked_cases)
+    unlocked = run.path("active", "unlocked.txt")
+    want_counter(doc, unlocked, "stdio", "write", (5, 160, 0), problems)
+    want_counter(doc, unlocked, "stdio", "read", (7, 160, 0), problems)
     check(not problems, "; ".join(problems))
 
 
