@@ -89,6 +89,16 @@ bool shim_fd_keep_open(int fd)
 	return true;
 }
 
+/* dup2/dup3 from the application have put a file of its own on fd: a
+ * descriptor of the shim's there is gone, and the number is the
+ * application's now (its close must close it: a pipe's reader waits for
+ * that end). */
+void shim_fd_taken(int fd)
+{
+	if (shim_fd_guarded(fd) && !internal_thread())
+		unguard(fd);
+}
+
 /* ------------------------------------------------------------ the sender's table */
 
 /* Closes every descriptor from first up in the calling thread's table. */
