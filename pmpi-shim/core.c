@@ -184,7 +184,29 @@ static void at_exit(void)
 	shim_finish("exit");
 }
 
-/* The signals a process brings on itself: its fault, its abort(). SIGINT
+/* _exit and _Exit end the process without its atexit handlers (exit()
+ * calls glibc's own _exit, not this): the last frame is sent here, as at
+ * exit. Resolved at start-up: a vfork child calls _exit after a failed
+ * exec, in its parent's memory, where it must not run dlsym; it and a
+ * forked child pass straight through (shim_finish is the owner's only). */
+static __typeof__(_exit) *real_exit_now;
+
+SHIM_EXPORT void _exit(int status)
+{
+	shim_finish("_exit");
+	if (!real_exit_now)
+		real_exit_now = (__typeof__(_exit) *)shim_resolve("_exit");
+	real_exit_now(status);
+	__builtin_unreachable(); /* glibc's _exit does not return */
+}
+
+SHIM_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}
+
+/* The signals a process brings on itself: its fault, its abort(), its
+ * write to a pipe nobody reads any more (`prog | head`). SIGINT
  * and SIGTERM stay at their default action. They come from outside (a
  * terminal's Ctrl-C, a launcher passing it on, a batch system), usually
  * to every process of a job at once, and the sender may be watching:
@@ -194,7 +216,7 @@ static void at_exit(void)
  * SIGKILL comes; a handler that stays a few milliseconds for the last
  * frame is overtaken by it, the rank dies of SIGKILL and mpiexec reports
  * 9, 11 or 0 instead of 2 (docs/shim.md, "SIGINT and SIGTERM"). */
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE};
 
 /* Async-signal-safe: the sender thread sends the last frame while this
  * handler waits a bounded time; then the signal's default action (restored
@@ -231,6 +253,7 @@ __attribute__((constructor(101))) static void shim_init(void)
 	int saved = errno;
 	iop_log_init();
 	shim_exec_init();
+	real_exit_now = (__typeof__(_exit) *)shim_resolve("_exit");
 	if (configure() && shim_names_init() == 0) {
 		owner_pid = getpid();
 		shim.pid = owner_pid;
@@ -244,6 +267,7 @@ __attribute__((constructor(101))) static void shim_init(void)
 		if (shim_sender_start() == 0) {
 			pthread_atfork(NULL, NULL, at_fork_child);
 			atexit(at_exit);
+			at_quick_exit(at_exit);
 			catch_fatal_signals();
 			atomic_store(&shim.state, SHIM_ON);
 			shim_sender_go();

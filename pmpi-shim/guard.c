@@ -17,8 +17,12 @@
  * descriptors wholesale (a daemon's close loop, close_range, closefrom)
  * leaves them open: close() of one of them from the application returns 0
  * and keeps it, instead of breaking the monitor (nanomsg aborts on a closed
- * eventfd) or letting it write into a file that reused the number. What
- * the sender's own table holds needs no such care. */
+ * eventfd) or letting it write into a file that reused the number. They
+ * are also moved up, out of the numbers the application's own opens get
+ * (the lowest free): made at start-up in a program started without stdin
+ * or stderr, libunwind's pipe would otherwise be them, and a program's
+ * first file would not be 3. What the sender's own table holds needs no
+ * such care. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
@@ -27,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -82,6 +87,16 @@ bool shim_fd_keep_open(int fd)
 		return false;
 	}
 	return true;
+}
+
+/* dup2/dup3 from the application have put a file of its own on fd: a
+ * descriptor of the shim's there is gone, and the number is the
+ * application's now (its close must close it: a pipe's reader waits for
+ * that end). */
+void shim_fd_taken(int fd)
+{
+	if (shim_fd_guarded(fd) && !internal_thread())
+		unguard(fd);
 }
 
 /* ------------------------------------------------------------ the sender's table */
@@ -222,10 +237,40 @@ SHIM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *
 
 /* ------------------------------------------------------------ descriptors */
 
+/* Where the shim's descriptors in the application's table go: from
+ * HIGH_FDS below the descriptor limit (capped at HIGH_FDS_TOP, so that a
+ * huge limit does not make the kernel grow the table that far) up. */
+#define HIGH_FDS_TOP 1024
+#define HIGH_FDS 64
+
+/* fd, or a duplicate of it up high (fd closed), keeping its close-on-exec
+ * flag; fd where there is no room up there. */
+static int moved_up(int fd)
+{
+	int saved = errno;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rlim_t top = rl.rlim_cur < HIGH_FDS_TOP ? rl.rlim_cur : HIGH_FDS_TOP;
+		long flags = syscall(SYS_fcntl, fd, F_GETFD);
+		if (top >= 2 * HIGH_FDS && (rlim_t)fd < top - HIGH_FDS && flags >= 0) {
+			int cmd = (flags & FD_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD;
+			long high = syscall(SYS_fcntl, fd, cmd, (long)(top - HIGH_FDS));
+			if (high >= 0) {
+				syscall(SYS_close, fd);
+				fd = (int)high;
+			}
+		}
+	}
+	errno = saved;
+	return fd;
+}
+
 static int guarded_result(int fd)
 {
-	if (fd >= 0 && internal_thread() && !in_sender_table)
+	if (fd >= 0 && internal_thread() && !in_sender_table) {
+		fd = moved_up(fd);
 		guard(fd);
+	}
 	return fd;
 }
 
@@ -268,6 +313,8 @@ SHIM_EXPORT int epoll_create1(int flags)
 static int guarded_pair(int r, int fds[2])
 {
 	if (r == 0 && internal_thread() && !in_sender_table) {
+		fds[0] = moved_up(fds[0]);
+		fds[1] = moved_up(fds[1]);
 		guard(fds[0]);
 		guard(fds[1]);
 	}

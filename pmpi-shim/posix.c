@@ -424,7 +424,10 @@ SHIM_EXPORT int dup2(int fd, int nfd)
 	DUP_BEGIN
 	if (nfd != fd)
 		shim_fd_clear(nfd);
-	return duped(&c, rec, fd, real_dup2(fd, nfd), file);
+	int r = real_dup2(fd, nfd);
+	if (r >= 0 && nfd != fd)
+		shim_fd_taken(nfd);
+	return duped(&c, rec, fd, r, file);
 }
 
 SHIM_EXPORT int dup3(int fd, int nfd, int flags)
@@ -432,7 +435,10 @@ SHIM_EXPORT int dup3(int fd, int nfd, int flags)
 	SHIM_REAL(dup3);
 	DUP_BEGIN
 	shim_fd_clear(nfd);
-	return duped(&c, rec, fd, real_dup3(fd, nfd, flags), file);
+	int r = real_dup3(fd, nfd, flags);
+	if (r >= 0)
+		shim_fd_taken(nfd);
+	return duped(&c, rec, fd, r, file);
 }
 
 SHIM_EXPORT int fcntl(int fd, int cmd, ...)

@@ -139,6 +139,7 @@ struct shim_thread {
 	_Atomic unsigned memo_seq; /* odd while a memo is being replaced */
 	struct shim_site_memo memo[SHIM_SITE_MEMOS];
 	_Atomic uint64_t dropped; /* events a full ring could not take */
+	unsigned drops_taken;     /* drop cells with a key */
 	struct shim_drop_cell drops[SHIM_DROP_MAX];
 	/* consumer side (the sender's), away from the producer's lines */
 	_Alignas(SHIM_CACHE_LINE) _Atomic uint64_t tail;
@@ -249,6 +250,7 @@ static inline void shim_fd_advance(int fd, uint64_t to)
 bool shim_fd_guarded(int fd);
 void shim_fd_guard(int fd);
 bool shim_fd_keep_open(int fd);
+void shim_fd_taken(int fd); /* dup2/dup3 put the application's file there */
 /* In the sender, before it opens anything: a descriptor table of its own
  * (false: refused, the table stays shared and what it opens is guarded).
  * Leaves it 0 and 1 (/dev/null) and 2 (the application's stderr, to say

@@ -11,6 +11,19 @@
 
 #include "shim.h"
 
+/* Each transfer, fflush included, has an _unlocked form (the caller holds
+ * the stream's lock, or needs none), wrapped alike: programs built with
+ * gnulib's unlocked-io (coreutils, sed, grep, tar) do all their stdio
+ * through them. The header may define some as macros. (putc_unlocked and
+ * getc_unlocked are inline: not seen.) */
+#undef fread_unlocked
+#undef fwrite_unlocked
+#undef fgets_unlocked
+#undef fputs_unlocked
+#undef fputc_unlocked
+#undef fgetc_unlocked
+#undef fflush_unlocked
+
 static inline uint32_t stream_file(FILE *f)
 {
 	if (SHIM_UNLIKELY(!f || atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON))
@@ -116,25 +129,34 @@ SHIM_EXPORT int fclose(FILE *f)
 	return r;
 }
 
-SHIM_EXPORT int fflush(FILE *f)
-{
-	SHIM_REAL(fflush);
-	STREAM_BEGIN(IOP_OP_SYNC, real_fflush(f))
-	int r = real_fflush(f);
-	shim_end_meta(&c, r == 0);
-	return r;
-}
+#define FFLUSH_WRAPPER(name)                                                               \
+	SHIM_EXPORT int name(FILE *f)                                                      \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		STREAM_BEGIN(IOP_OP_SYNC, real_##name(f))                                  \
+		int r = real_##name(f);                                                    \
+		shim_end_meta(&c, r == 0);                                                 \
+		return r;                                                                  \
+	}
+
+FFLUSH_WRAPPER(fflush)
+FFLUSH_WRAPPER(fflush_unlocked)
 
 /* ------------------------------------------------------------ transfers */
 
-SHIM_EXPORT size_t fread(void *p, size_t size, size_t n, FILE *f)
-{
-	SHIM_REAL(fread);
-	STREAM_BEGIN(IOP_OP_READ, real_fread(p, size, n, f))
-	size_t r = real_fread(p, size, n, f);
-	end_transfer(&c, (uint64_t)r * size, r == 0 && n && size && ferror_unlocked(f));
-	return r;
-}
+#define FREAD_WRAPPER(name)                                                                \
+	SHIM_EXPORT size_t name(void *p, size_t size, size_t n, FILE *f)                   \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		STREAM_BEGIN(IOP_OP_READ, real_##name(p, size, n, f))                      \
+		size_t r = real_##name(p, size, n, f);                                     \
+		end_transfer(&c, (uint64_t)r * size,                                       \
+			     r == 0 && n && size && ferror_unlocked(f));                   \
+		return r;                                                                  \
+	}
+
+FREAD_WRAPPER(fread)
+FREAD_WRAPPER(fread_unlocked)
 
 size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *f);
 SHIM_EXPORT size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *f)
@@ -146,23 +168,31 @@ SHIM_EXPORT size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE
 	return r;
 }
 
-SHIM_EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *f)
-{
-	SHIM_REAL(fwrite);
-	STREAM_BEGIN(IOP_OP_WRITE, real_fwrite(p, size, n, f))
-	size_t r = real_fwrite(p, size, n, f);
-	end_transfer(&c, (uint64_t)r * size, r < n && size && ferror_unlocked(f));
-	return r;
-}
+#define FWRITE_WRAPPER(name)                                                               \
+	SHIM_EXPORT size_t name(const void *p, size_t size, size_t n, FILE *f)             \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		STREAM_BEGIN(IOP_OP_WRITE, real_##name(p, size, n, f))                     \
+		size_t r = real_##name(p, size, n, f);                                     \
+		end_transfer(&c, (uint64_t)r * size, r < n && size && ferror_unlocked(f)); \
+		return r;                                                                  \
+	}
 
-SHIM_EXPORT char *fgets(char *s, int n, FILE *f)
-{
-	SHIM_REAL(fgets);
-	STREAM_BEGIN(IOP_OP_READ, real_fgets(s, n, f))
-	char *r = real_fgets(s, n, f);
-	end_transfer(&c, r ? strlen(r) : 0, !r && ferror_unlocked(f));
-	return r;
-}
+FWRITE_WRAPPER(fwrite)
+FWRITE_WRAPPER(fwrite_unlocked)
+
+#define FGETS_WRAPPER(name)                                                                \
+	SHIM_EXPORT char *name(char *s, int n, FILE *f)                                    \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		STREAM_BEGIN(IOP_OP_READ, real_##name(s, n, f))                            \
+		char *r = real_##name(s, n, f);                                            \
+		end_transfer(&c, r ? strlen(r) : 0, !r && ferror_unlocked(f));             \
+		return r;                                                                  \
+	}
+
+FGETS_WRAPPER(fgets)
+FGETS_WRAPPER(fgets_unlocked)
 
 char *__fgets_chk(char *s, size_t size, int n, FILE *f);
 SHIM_EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *f)
@@ -174,32 +204,44 @@ SHIM_EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *f)
 	return r;
 }
 
-SHIM_EXPORT int fgetc(FILE *f)
-{
-	SHIM_REAL(fgetc);
-	STREAM_BEGIN(IOP_OP_READ, real_fgetc(f))
-	int r = real_fgetc(f);
-	end_transfer(&c, r != EOF, r == EOF && ferror_unlocked(f));
-	return r;
-}
+#define FGETC_WRAPPER(name)                                                                \
+	SHIM_EXPORT int name(FILE *f)                                                      \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		STREAM_BEGIN(IOP_OP_READ, real_##name(f))                                  \
+		int r = real_##name(f);                                                    \
+		end_transfer(&c, r != EOF, r == EOF && ferror_unlocked(f));                \
+		return r;                                                                  \
+	}
 
-SHIM_EXPORT int fputs(const char *s, FILE *f)
-{
-	SHIM_REAL(fputs);
-	STREAM_BEGIN(IOP_OP_WRITE, real_fputs(s, f))
-	int r = real_fputs(s, f);
-	end_transfer(&c, r >= 0 ? strlen(s) : 0, r < 0);
-	return r;
-}
+FGETC_WRAPPER(fgetc)
+FGETC_WRAPPER(fgetc_unlocked)
 
-SHIM_EXPORT int fputc(int ch, FILE *f)
-{
-	SHIM_REAL(fputc);
-	STREAM_BEGIN(IOP_OP_WRITE, real_fputc(ch, f))
-	int r = real_fputc(ch, f);
-	end_transfer(&c, r != EOF, r == EOF);
-	return r;
-}
+#define FPUTS_WRAPPER(name)                                                                \
+	SHIM_EXPORT int name(const char *s, FILE *f)                                       \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		STREAM_BEGIN(IOP_OP_WRITE, real_##name(s, f))                              \
+		int r = real_##name(s, f);                                                 \
+		end_transfer(&c, r >= 0 ? strlen(s) : 0, r < 0);                           \
+		return r;                                                                  \
+	}
+
+FPUTS_WRAPPER(fputs)
+FPUTS_WRAPPER(fputs_unlocked)
+
+#define FPUTC_WRAPPER(name)                                                                \
+	SHIM_EXPORT int name(int ch, FILE *f)                                              \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		STREAM_BEGIN(IOP_OP_WRITE, real_##name(ch, f))                             \
+		int r = real_##name(ch, f);                                                \
+		end_transfer(&c, r != EOF, r == EOF);                                      \
+		return r;                                                                  \
+	}
+
+FPUTC_WRAPPER(fputc)
+FPUTC_WRAPPER(fputc_unlocked)
 
 /* The printf forms share these, with the caller of the wrapper the
  * application called (fprintf's site is its caller, not the shim). */

@@ -65,7 +65,11 @@ void shim_thread_mark_internal(void)
 		t->busy = 1;
 }
 
-static struct shim_drop_cell *drop_cell(struct shim_thread *t, uint32_t key)
+/* Cells only the (file 0, layer, class) keys may take: one for each. */
+#define DROP_SPARE 16
+
+/* key's cell; a free one is taken while fewer than limit are. */
+static struct shim_drop_cell *drop_cell(struct shim_thread *t, uint32_t key, unsigned limit)
 {
 	unsigned h = (key * 2654435761u) % SHIM_DROP_MAX;
 	for (unsigned i = 0; i < SHIM_DROP_MAX; i++) {
@@ -74,6 +78,9 @@ static struct shim_drop_cell *drop_cell(struct shim_thread *t, uint32_t key)
 		if (k == key)
 			return d;
 		if (k == 0) {
+			if (t->drops_taken >= limit)
+				return NULL;
+			t->drops_taken++;
 			atomic_store_explicit(&d->key, key, memory_order_release);
 			return d;
 		}
@@ -82,15 +89,18 @@ static struct shim_drop_cell *drop_cell(struct shim_thread *t, uint32_t key)
 }
 
 /* The ring is full: keep the totals in a drop cell (file 0 when no cell is
- * free, so the layer's totals stay exact even then). */
+ * free, so the layer's totals stay exact even then: the last DROP_SPARE
+ * cells are kept for those). */
 static void drop(struct shim_thread *t, const struct shim_call *c, uint64_t bytes, uint64_t ticks,
 		 bool failed)
 {
+	_Static_assert(IOP_LAYER__COUNT * IOP_CLASS__COUNT <= DROP_SPARE,
+		       "a spare drop cell for each (layer, class)");
 	uint32_t cls = iop_op_class(c->op);
 	uint32_t key = (c->file << 4 | (uint32_t)c->layer << 2 | cls) + 1;
-	struct shim_drop_cell *d = drop_cell(t, key);
+	struct shim_drop_cell *d = drop_cell(t, key, SHIM_DROP_MAX - DROP_SPARE);
 	if (!d)
-		d = drop_cell(t, ((uint32_t)c->layer << 2 | cls) + 1);
+		d = drop_cell(t, ((uint32_t)c->layer << 2 | cls) + 1, SHIM_DROP_MAX);
 	if (d) {
 		/* single writer: plain read-modify-write, published for the sender */
 		atomic_store_explicit(&d->ops, atomic_load_explicit(&d->ops, memory_order_relaxed) + 1,

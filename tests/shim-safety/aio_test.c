@@ -3,10 +3,14 @@
  *   LISTS lio_listio(LIO_WAIT) of 8 writes each, then collected;
  *   READS aio_read posted by the main thread, collected by another;
  *   BURST aio_write posted at once, more than the shim's table holds, then
- *   collected (the overflow is counted at once, never waited for).
+ *   collected (the overflow is counted at once, never waited for);
+ *   SPREAD more aio_write beyond the table, one to each of SPREAD other
+ *   files (spread.dat.N): counted at once in more (file, layer, class)
+ *   drop cells than a thread has, so some only in the layer's totals.
  * Every return value checked. Prints the counts the sink must show on
- * aio.dat: glibc's helper threads do the transfers with its internal pread
- * and pwrite, which must not be counted a second time. */
+ * aio.dat, and the posix writes of all files: glibc's helper threads do
+ * the transfers with its internal pread and pwrite, which must not be
+ * counted a second time. */
 #include <aio.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +23,7 @@
 #define READS  1000
 #define BURST  5000
 #define BATCH  16
+#define SPREAD 100
 
 static int fd;
 static struct aiocb cbs[BURST];
@@ -101,6 +106,32 @@ __attribute__((noinline)) static void aio_burst(void)
 		collect(&cbs[i]);
 }
 
+/* The shim's table full (BURST >= 4096 posted first), then the spread. */
+__attribute__((noinline)) static void aio_spread(void)
+{
+	static struct aiocb spread[SPREAD];
+	for (int i = 0; i < BURST; i++) {
+		prepare(&cbs[i], (long long)i * SIZE, data, LIO_WRITE);
+		CHECK(aio_write(&cbs[i]) == 0, "aio_write %d", i);
+	}
+	int main_fd = fd;
+	for (int i = 0; i < SPREAD; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "spread.dat.%d", i);
+		fd = open(name, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+		CHECK(fd >= 0, "open %s", name);
+		prepare(&spread[i], 0, data, LIO_WRITE);
+		CHECK(aio_write(&spread[i]) == 0, "aio_write %s", name);
+	}
+	for (int i = 0; i < SPREAD; i++) {
+		collect(&spread[i]);
+		CLOSE_OK(spread[i].aio_fildes);
+	}
+	fd = main_fd;
+	for (int i = 0; i < BURST; i++)
+		collect(&cbs[i]);
+}
+
 int main(void)
 {
 	memcpy(data, safety_pattern(SIZE), SIZE);
@@ -110,9 +141,11 @@ int main(void)
 	lio_writer();
 	aio_reader();
 	aio_burst();
+	aio_spread();
 	CLOSE_OK(fd);
 	printf("writes %d %d\nreads %d %d\naio_writer %d\nlio_writer %d\naio_reader %d\n"
-	       "aio_burst %d\n",
-	       WRITES + LISTS * 8 + BURST, SIZE, READS, SIZE, WRITES, LISTS * 8, READS, BURST);
+	       "aio_burst %d\nall_writes %d %d\n",
+	       WRITES + LISTS * 8 + 2 * BURST, SIZE, READS, SIZE, WRITES, LISTS * 8, READS, BURST,
+	       WRITES + LISTS * 8 + 2 * BURST + SPREAD, SIZE);
 	return 0;
 }

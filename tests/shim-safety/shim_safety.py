@@ -55,7 +55,8 @@ def want_counter(doc, path, layer, cls, want, problems):
 
 def test_errno_table(tools, run):
     """Same lines, return values and errno without the shim, passive and
-    active; the active run really recorded (probe.dat exactly). Each failed
+    active; the active run really recorded (probe.dat and unlocked.txt
+    exactly). Each failed
     exec row sends a FINAL frame before the exec (and recording goes on):
     the sink expects those and the one at exit."""
     sink = None
@@ -103,6 +104,10 @@ def test_errno_table(tools, run):
     probe = run.path("active", "probe.dat")
     want_counter(doc, probe, "posix", "write", (7, 700, 0), problems)
     want_counter(doc, probe, "posix", "meta", (2,), problems)
+    # the _unlocked forms of STDIO (errno_stdio.c, unlocked_cases)
+    unlocked = run.path("active", "unlocked.txt")
+    want_counter(doc, unlocked, "stdio", "write", (5, 160, 0), problems)
+    want_counter(doc, unlocked, "stdio", "read", (7, 160, 0), problems)
     check(not problems, "; ".join(problems))
 
 
@@ -428,18 +433,48 @@ def test_fatal_signals(tools, run):
 def test_closed_fds(tools, run):
     """A program that closes every descriptor above stderr (a close() loop
     or close_range) and carries on must exit 0 as it does without the shim,
-    whose nanomsg descriptors it closed."""
-    run.start_sink(expect_final=2)
+    whose nanomsg descriptors it closed, and its next open must get 3. A
+    program started without stdin and stderr must find them closed, and
+    its first opens must get 0 and 2 (the shim's own descriptors, made at
+    its start, take numbers out of the way). A program that dup2s onto a
+    descriptor of the shim's owns it: its close closes it."""
+    run.start_sink(expect_final=4)
     problems = []
-    for how in ("loop", "range"):
+    for how in ("loop", "range", "std", "dup2"):
         for mode in ("none", "active"):
             p = run.start([tools.prog("closed_fds_test"), how], run.env(mode),
                           cwd=run.workdir(f"{how}-{mode}"))
             rc, out, err, secs = run.finish(p, 20, f"closed_fds_test {how} ({mode})")
             print(f"{how} ({mode}): {status(rc)}, {secs:.2f} s, stdout {out.strip()!r}")
             if rc != 0 or not out.startswith("ok "):
-                tail = err.strip().splitlines()[-1:] or [""]
+                tail = (err.strip() or out.strip()).splitlines()[-1:] or [""]
                 problems.append(f"{how} ({mode}): {status(rc)}: {tail[0]}")
+    check(not problems, "; ".join(problems))
+
+
+EXIT_WRITES = 2000
+
+
+def test_exits(tools, run):
+    """_exit, _Exit and quick_exit end a process without its atexit
+    handlers, a write to a pipe without a reader with SIGPIPE: the shim
+    must still send what it holds and a FINAL frame (exact totals), and
+    the status must be the program's (death by SIGPIPE for the last)."""
+    ways = {"_exit": 7, "_Exit": 7, "quick_exit": 7, "sigpipe": -signal.SIGPIPE}
+    sink = run.start_sink(expect_final=len(ways), timeout_s=15)
+    problems = []
+    for how, want in ways.items():
+        p = run.start([tools.prog("exits_test"), how, str(EXIT_WRITES)], run.env("active"),
+                      cwd=run.workdir(how))
+        rc, out, err, secs = run.finish(p, 20, f"exits_test {how}")
+        print(f"{how}: {status(rc)}, {secs:.2f} s, stdout {out.strip()!r}")
+        if rc != want or out.strip() != f"ok {EXIT_WRITES}":
+            problems.append(f"{how}: {status(rc)}, stdout {out.strip()!r}, stderr {err.strip()!r}")
+    doc = sink.wait(30)
+    check_final(doc, len(ways), problems)
+    for how in ways:
+        want_counter(doc, os.path.join(run.path(how), "out.dat"), "posix", "write",
+                     (EXIT_WRITES, EXIT_WRITES * 100, 0), problems)
     check(not problems, "; ".join(problems))
 
 
@@ -512,7 +547,8 @@ def test_aio(tools, run):
     """aio_write, lio_listio, aio_read collected in another thread, and a
     burst larger than the shim's table: exact totals on aio.dat (glibc's
     helper threads' pread/pwrite not counted again), the overflow counted
-    as dropped events, the posting functions as sites."""
+    as dropped events, the posting functions as sites; then overflow to
+    more files than a thread has drop cells: the layer's totals exact."""
     sink = run.start_sink(expect_final=1)
     out, secs = run.run_ok([tools.prog("aio_test")], run.env("active"), 50, "aio_test")
     doc = sink.wait(30)
@@ -526,6 +562,14 @@ def test_aio(tools, run):
     n, size = v["reads"]
     want_counter(doc, path, "posix", "read", (n, n * size, 0), problems)
     want_counter(doc, path, "posix", "meta", (2,), problems)  # open, close
+    # the spread's writes, dropped into more cells than a thread has, are
+    # in the layer's totals all the same
+    n, size = v["all_writes"]
+    got = doc["layers"].get("posix", {}).get("write", {})
+    got = (got.get("counter_ops", 0), got.get("counter_bytes", 0))
+    print(f"posix writes of all files: sink {got}, want {(n, n * size)}")
+    if got != (n, n * size):
+        problems.append(f"posix writes of all files: {got}, not {(n, n * size)}")
     dropped = doc["processes"][0]["stats"]["dropped"] if doc["processes"] else 0
     if dropped < v["aio_burst"][0] - 4096:
         problems.append(f"{dropped} events dropped: the burst of {v['aio_burst'][0]} cannot "
@@ -686,6 +730,7 @@ TESTS = {
     "collector_restarted": test_collector_restarted,
     "fatal_signals": test_fatal_signals,
     "closed_fds": test_closed_fds,
+    "exits": test_exits,
     "sites": test_sites,
     "aio": test_aio,
     "exec": test_exec,
