@@ -18,6 +18,7 @@
 #include "rec.h"
 #include "rec_io.h"
 #include "rec_open.h"
+#include "replay_cmd.h"
 #include "rules.h"
 #include "state.h"
 #include "summary.h"
@@ -181,9 +182,7 @@ int rec_cmd_summary(int argc, char **argv)
 	} else {
 		coll_summary_print(stdout, &x.state, &job, n);
 	}
-	if (x.bad_deltas)
-		fprintf(stderr, "iopulse summary: %" PRIu64 " tick records could not be decoded\n",
-		        x.bad_deltas);
+	rec_report_damage("summary", argv[optind], o.r, x.bad_deltas);
 	coll_alerts_free(x.alerts);
 	coll_state_free(&x.state);
 	rec_opened_close(&o);

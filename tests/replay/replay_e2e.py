@@ -26,9 +26,11 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             totals (the job drops no events); bad input exits 1 or 2.
   damage    copies of the recording cut at many points replay exactly the
             ticks whose frames are whole (counted by walking the frames
-            here) and say TRUNCATED at; a flipped DELTA payload or frame
-            header is skipped, counted and reported (CORRUPT) and the other
-            ticks read; 40 random flips and cuts never crash replay or
+            here) and say TRUNCATED at, as `iopulse summary` does (one cut
+            before its first tick lasted 0 s); a flipped DELTA payload or
+            frame header is skipped, counted and reported (CORRUPT, by
+            summary too) and the other ticks read; 40 random flips and cuts
+            never crash replay or
             export; a header saying format version 2 is refused (exit 2,
             "newer than this reader").
   follow    `replay --follow --format jsonl` started with the recording of a
@@ -333,6 +335,19 @@ def replay_copy(args, path, data):
     return p, recs, sum(1 for r in recs if r["type"] == "sample")
 
 
+def check_summary_of_damaged(args, path, data, said):
+    """`iopulse summary` (table and --json) of a damaged copy: exit 0, the
+    damage said on stderr as replay says it; returns the JSON summary."""
+    with open(path, "wb") as f:
+        f.write(data)
+    for opts in ([], ["--json"]):
+        p = run([args.iopulse, "summary", path] + opts)
+        if p.returncode != 0 or said not in p.stderr:
+            fail("summary %s of a damaged copy: exit %d, want %r on stderr: %r"
+                 % (opts, p.returncode, said, p.stderr))
+    return json.loads(p.stdout)
+
+
 def part_damage(args, tmp, rec, live, live_alerts):
     with open(rec, "rb") as f:
         data = f.read()
@@ -356,6 +371,14 @@ def part_damage(args, tmp, rec, live, live_alerts):
             fail("cut at %d: no summary, or more bytes than the whole job" % cut)
     print("cut: %d truncations replay their whole ticks and say TRUNCATED at" % len(cuts))
 
+    # `iopulse summary` of a cut copy says so too, and one cut before its first
+    # tick is a job that ended as it began (not one of 584 years)
+    check_summary_of_damaged(args, path, data[:cuts[len(cuts) // 2]], "TRUNCATED at ")
+    s = check_summary_of_damaged(args, path, data[:deltas[0][0] + 10], "TRUNCATED at ")
+    if s["job"]["duration_s"] != 0 or s["job"]["end"] != s["job"]["start"] or \
+            s["layers"]["posix"]["write_bytes"]:
+        fail("summary of a copy cut before its first tick: %s" % s["job"])
+
     # one DELTA's payload flipped: skipped, counted, reported; the rest read
     mid = deltas[len(deltas) // 2]
     bad = bytearray(data)
@@ -365,6 +388,7 @@ def part_damage(args, tmp, rec, live, live_alerts):
             p.stderr or "payload checksum" not in p.stderr:
         fail("payload flip: exit %d, %d samples of %d: %s" % (p.returncode, samples, len(deltas),
                                                              p.stderr))
+    check_summary_of_damaged(args, path, bytes(bad), "CORRUPT: 1 damaged region")
     v = run([args.iopulse, "verify", path])
     if v.returncode != 2 or "CORRUPT" not in v.stdout:
         fail("verify of the flipped copy: exit %d: %s" % (v.returncode, v.stdout))
