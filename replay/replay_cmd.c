@@ -57,7 +57,8 @@ static void usage(FILE *to)
 	        "A truncated recording replays to its last good frame (TRUNCATED at <time> is\n"
 	        "said); damaged frames are skipped, counted and reported.\n"
 	        "Exit status: 0; 3 with --fail-on when an alert matched; 1 usage; 2 the file\n"
-	        "cannot be read (missing, not a recording, a newer format).\n");
+	        "cannot be read (missing, not a recording, a newer format), or the alerts or\n"
+	        "summary file cannot be written.\n");
 }
 
 static int bad(const char *msg, const char *arg)

@@ -17,7 +17,8 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             imbalance alert the live run did not have; --fail-on warn exits 3,
             without it 0; --speed 4 takes at least a quarter of the span
             of its ticks (and the default is faster than real time); bad input
-            exits 1 (usage) or 2 (missing file, not a recording) with a
+            exits 1 (usage) or 2 (missing file, not a recording, a summary
+            path that cannot be written) with a
             message naming the problem.
 
   export    `export --format csv` (parsed with the csv module) and `--format
@@ -211,6 +212,8 @@ def part_headless(args, tmp, rec, live, live_alerts):
                             ([rec, "--speed", "0"], 1, "--speed"),
                             ([rec, "--format", "xml"], 1, "unknown format"),
                             ([rec, "--rules", os.path.join(tmp, "none.json")], 1, "none.json"),
+                            ([rec, "--summary-json", os.path.join(tmp, "none", "s.json")], 2,
+                             "cannot write the summary"),
                             ([], 1, "which recording")]:
         p = run([args.iopulse, "replay", *opts])
         if p.returncode != rc or words not in p.stderr:

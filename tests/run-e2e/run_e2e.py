@@ -23,6 +23,8 @@ checks:
      read_bytes/write_bytes are its truth plus its truth line on stdout;
   6. monitor: nothing rejected, events > 0, and every event the shims
      produced was either received or counted as dropped;
+  9. before all that, a --summary-json that cannot be written stops iopulse
+     with exit 2 before the program runs;
   8. the recording (--record) verifies as closed cleanly, and `iopulse
      summary --json` of it equals the live summary (layers, files, ranks,
      alerts re-run on the recorded ticks);
@@ -199,6 +201,18 @@ def check_recording(args, tmp, live):
     print("ok: recording verified; its summary equals the live one")
 
 
+def check_unwritable_summary(args, tmp):
+    """A --summary-json path that cannot be written is said before the
+    command runs (exit 2), not after the whole job."""
+    ran = os.path.join(tmp, "ran")
+    p = subprocess.run([args.iopulse, "run", "--headless", "--summary-json",
+                        os.path.join(tmp, "none", "s.json"), "--", "touch", ran],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT_S)
+    if p.returncode != 2 or "cannot write the summary" not in p.stderr or os.path.exists(ran):
+        fail("--summary-json in a missing directory: exit %d (want 2), command ran: %s, %r"
+             % (p.returncode, os.path.exists(ran), p.stderr[-500:]))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--iopulse", required=True)
@@ -213,6 +227,7 @@ def main():
     args = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="iop-run-e2e-")
     try:
+        check_unwritable_summary(args, tmp)
         out, summary, alert_lines = run(args, tmp)
         truth, records = split_stdout(out)
         if sorted(t["rank"] for _, t in truth) != list(range(args.ranks)):
