@@ -17,14 +17,15 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             imbalance alert the live run did not have; --fail-on warn exits 3,
             without it 0; --speed 4 takes at least a quarter of the span
             of its ticks (and the default is faster than real time); bad input
-            exits 1 (usage) or 2 (missing file, not a recording, a summary
-            path that cannot be written) with a
-            message naming the problem.
+            exits 1 (usage, an output that is the recording itself) or 2
+            (missing file, not a recording, a summary path that cannot be
+            written) with a message naming the problem.
 
   export    `export --format csv` (parsed with the csv module) and `--format
             jsonl` (json module) give the same rows; summed over the ticks,
             the layer, file and rank rows equal `iopulse summary --json`'s
-            totals (the job drops no events); bad input exits 1 or 2.
+            totals (the job drops no events); bad input exits 1 or 2, and
+            -o naming the recording itself leaves it whole.
   damage    copies of the recording cut at many points replay exactly the
             ticks whose frames are whole (counted by walking the frames
             here) and say TRUNCATED at, as `iopulse summary` does (one cut
@@ -214,11 +215,14 @@ def part_headless(args, tmp, rec, live, live_alerts):
                             ([rec, "--rules", os.path.join(tmp, "none.json")], 1, "none.json"),
                             ([rec, "--summary-json", os.path.join(tmp, "none", "s.json")], 2,
                              "cannot write the summary"),
+                            ([rec, "--summary-json", rec], 1, "overwrite the recording"),
+                            ([rec, "--alerts", rec], 1, "overwrite the recording"),
                             ([], 1, "which recording")]:
+        size = os.path.getsize(rec)
         p = run([args.iopulse, "replay", *opts])
-        if p.returncode != rc or words not in p.stderr:
-            fail("replay %s: exit %d (want %d), stderr %r (want %r)"
-                 % (opts, p.returncode, rc, p.stderr, words))
+        if p.returncode != rc or words not in p.stderr or os.path.getsize(rec) != size:
+            fail("replay %s: exit %d (want %d), stderr %r (want %r), recording %d bytes of %d"
+                 % (opts, p.returncode, rc, p.stderr, words, os.path.getsize(rec), size))
     print("bad input: exit codes and messages as documented")
 
 
@@ -306,10 +310,13 @@ def part_export(args, tmp, rec, live, live_alerts):
                             ([os.path.join(tmp, "missing.iop"), "--format", "csv"], 2,
                              "No such file"),
                             ([rec, "--format", "csv", "-o", "/nonexistent/x.csv"], 2,
-                             "cannot write")]:
+                             "cannot write"),
+                            ([rec, "--format", "csv", "-o", rec], 1, "the recording itself")]:
+        size = os.path.getsize(rec)
         p = run([args.iopulse, "export", *opts])
-        if p.returncode != rc or words not in p.stderr:
-            fail("export %s: exit %d (want %d), stderr %r" % (opts, p.returncode, rc, p.stderr))
+        if p.returncode != rc or words not in p.stderr or os.path.getsize(rec) != size:
+            fail("export %s: exit %d (want %d), stderr %r, recording %d bytes of %d"
+                 % (opts, p.returncode, rc, p.stderr, os.path.getsize(rec), size))
 
 
 HDR = struct.Struct("<4sBBHIIQQQI")  # docs/recording.md, "Frame"
