@@ -172,7 +172,7 @@ static int export(const char *path, enum format fmt, const char *out_path)
 	int rc = rec_opened_open("export", path, &o);
 	if (rc)
 		return rc;
-	if (rec_is_input(path, out_path)) {
+	if (coll_same_file(path, out_path)) {
 		fprintf(stderr, "iopulse export: %s is the recording itself; give another -o\n",
 		        out_path);
 		rec_opened_close(&o);

@@ -6,7 +6,6 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #define DEFAULT_TICK_NS 1000000000ull
@@ -72,13 +71,6 @@ int rec_opened_open(const char *cmd, const char *path, struct rec_opened *o)
 		return 2;
 	}
 	return 0;
-}
-
-bool rec_is_input(const char *path, const char *out)
-{
-	struct stat a, b;
-	return out && stat(path, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
 }
 
 void rec_opened_close(struct rec_opened *o)

@@ -28,9 +28,6 @@ int rec_opened_open(const char *cmd, const char *path, struct rec_opened *o);
 /* The same into why (no printing): IOP_OK or the error. */
 enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *why, size_t len);
 void rec_opened_close(struct rec_opened *o);
-/* Whether out names the recording at path itself (an output that would
- * overwrite what is being read: `-o job.iop` for `-o job.csv`). */
-bool rec_is_input(const char *path, const char *out);
 /* Initialises a state for the recording's ticks of tick_ns, with the
  * history budget the recording's root had (so that replay thins the
  * same ticks as the live state did). */

@@ -120,9 +120,9 @@ static int parse(struct rec_replay_opts *o, int argc, char **argv)
 		return 1;
 	}
 	o->path = argv[optind];
-	const char *out = rec_is_input(o->path, r->summary_path) ? r->summary_path
-	                  : rec_is_input(o->path, r->alerts_path)  ? r->alerts_path
-	                                                           : NULL;
+	const char *out = coll_same_file(o->path, r->summary_path)  ? r->summary_path
+	                  : coll_same_file(o->path, r->alerts_path) ? r->alerts_path
+	                                                            : NULL;
 	if (out)
 		return bad("an output would overwrite the recording itself:", out);
 	if (r->jsonl || r->alerts_path || r->summary_path || r->rules_path || r->fail_on)

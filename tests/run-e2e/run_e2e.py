@@ -23,8 +23,9 @@ checks:
      read_bytes/write_bytes are its truth plus its truth line on stdout;
   6. monitor: nothing rejected, events > 0, and every event the shims
      produced was either received or counted as dropped;
-  9. before all that, a --summary-json that cannot be written stops iopulse
-     with exit 2 before the program runs;
+  9. before all that, a --summary-json that cannot be written (exit 2), or
+     two of --record, --summary-json and --alerts in one file (exit 1),
+     stop iopulse before the program runs;
   8. the recording (--record) verifies as closed cleanly, and `iopulse
      summary --json` of it equals the live summary (layers, files, ranks,
      alerts re-run on the recorded ticks);
@@ -201,16 +202,23 @@ def check_recording(args, tmp, live):
     print("ok: recording verified; its summary equals the live one")
 
 
-def check_unwritable_summary(args, tmp):
-    """A --summary-json path that cannot be written is said before the
-    command runs (exit 2), not after the whole job."""
+def check_output_paths(args, tmp):
+    """Outputs that cannot be written are said before the command runs, not
+    after the whole job: a --summary-json in a missing directory (exit 2),
+    two outputs in one file (exit 1, usage)."""
     ran = os.path.join(tmp, "ran")
-    p = subprocess.run([args.iopulse, "run", "--headless", "--summary-json",
-                        os.path.join(tmp, "none", "s.json"), "--", "touch", ran],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT_S)
-    if p.returncode != 2 or "cannot write the summary" not in p.stderr or os.path.exists(ran):
-        fail("--summary-json in a missing directory: exit %d (want 2), command ran: %s, %r"
-             % (p.returncode, os.path.exists(ran), p.stderr[-500:]))
+    rec = os.path.join(tmp, "same.iop")
+    for opts, rc, words in [(["--summary-json", os.path.join(tmp, "none", "s.json")], 2,
+                             "cannot write the summary"),
+                            (["--record", rec, "--summary-json", rec], 1, "a file each"),
+                            (["--record", rec, "--alerts", rec], 1, "a file each"),
+                            (["--summary-json", rec, "--alerts", rec], 1, "a file each")]:
+        p = subprocess.run([args.iopulse, "run", "--headless"] + opts + ["--", "touch", ran],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=TIMEOUT_S)
+        if p.returncode != rc or words not in p.stderr or os.path.exists(ran):
+            fail("run %s: exit %d (want %d), command ran: %s, %r"
+                 % (opts, p.returncode, rc, os.path.exists(ran), p.stderr[-500:]))
 
 
 def main():
@@ -227,7 +235,7 @@ def main():
     args = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="iop-run-e2e-")
     try:
-        check_unwritable_summary(args, tmp)
+        check_output_paths(args, tmp)
         out, summary, alert_lines = run(args, tmp)
         truth, records = split_stdout(out)
         if sorted(t["rank"] for _, t in truth) != list(range(args.ranks)):
