@@ -25,7 +25,9 @@ checks:
      produced was either received or counted as dropped;
   9. before all that, a --summary-json that cannot be written (exit 2), or
      two of --record, --summary-json and --alerts in one file (exit 1),
-     stop iopulse before the program runs;
+     stop iopulse before the program runs, and a file name and command
+     argument that are not UTF-8 are in the summary with '?' for their
+     other bytes;
   8. the recording (--record) verifies as closed cleanly, and `iopulse
      summary --json` of it equals the live summary (layers, files, ranks,
      alerts re-run on the recorded ticks);
@@ -221,6 +223,31 @@ def check_output_paths(args, tmp):
                  % (opts, p.returncode, rc, os.path.exists(ran), p.stderr[-500:]))
 
 
+def check_not_utf8(args, tmp):
+    """A file name and a command argument that are not UTF-8 (Latin-1): the
+    job runs, and the summary has the file, its bytes, and the command, with
+    '?' for the bytes JSON cannot hold. The run used to fail whole (exit 2,
+    "cannot record ... out of memory") and the file to vanish from the
+    summary."""
+    summary = os.path.join(tmp, "latin1.json")
+    write = ("import os, sys; fd = os.open(os.fsencode(sys.argv[1]), os.O_CREAT | os.O_WRONLY); "
+             "os.write(fd, b'x' * 1000)")
+    name = os.path.join(os.fsencode(tmp), b"caf\xe9.dat")
+    p = subprocess.run([args.iopulse, "run", "--headless", "--summary-json", summary,
+                        "--record", os.path.join(tmp, "latin1.iop"), "--", "/usr/bin/python3",
+                        "-c", write, name], stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=TIMEOUT_S)
+    if p.returncode != 0:
+        fail("a command with a Latin-1 argument: exit %d: %r" % (p.returncode, p.stderr[-500:]))
+    with open(summary) as f:
+        s = json.load(f)
+    want = os.path.join(tmp, "caf?.dat")
+    files = [f for f in s["files"] if f["path"] == want]
+    if not s["job"]["command"].endswith(" " + want) or len(files) != 1 or \
+            files[0]["write_bytes"] != 1000:
+        fail("a Latin-1 file name: command %r, files %r" % (s["job"]["command"], s["files"]))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--iopulse", required=True)
@@ -236,6 +263,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="iop-run-e2e-")
     try:
         check_output_paths(args, tmp)
+        check_not_utf8(args, tmp)
         out, summary, alert_lines = run(args, tmp)
         truth, records = split_stdout(out)
         if sorted(t["rank"] for _, t in truth) != list(range(args.ranks)):
