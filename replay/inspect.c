@@ -6,6 +6,7 @@
  * to its last whole frame, a corrupt frame is skipped and counted. */
 #include "inspect.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -181,6 +182,10 @@ int rec_cmd_summary(int argc, char **argv)
 		json_decref(s);
 	} else {
 		coll_summary_print(stdout, &x.state, &job, n);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) { /* a full disk: say so, as export does */
+		fprintf(stderr, "iopulse summary: cannot write output: %s\n", strerror(errno));
+		rc = 2;
 	}
 	rec_report_damage("summary", argv[optind], o.r, x.bad_deltas);
 	coll_alerts_free(x.alerts);

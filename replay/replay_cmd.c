@@ -237,6 +237,8 @@ static int headless(const struct rec_replay_opts *opt)
 	}
 	coll_rootout_finish(&out, end_ns ? end_ns : o.start_ns);
 	rec_report_damage("replay", opt->path, o.r, bad_deltas);
+	if (!rc && out.out.write_errors) /* said once when it happened */
+		rc = 2;
 	if (!rc && opt->run.fail_on && out.out.worst >= opt->run.fail_on)
 		rc = 3;
 	sigaction(SIGINT, &old_int, NULL);

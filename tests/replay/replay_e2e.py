@@ -19,7 +19,8 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             of its ticks (and the default is faster than real time); bad input
             exits 1 (usage, an output that is the recording itself) or 2
             (missing file, not a recording, a summary path that cannot be
-            written) with a message naming the problem.
+            written, output to a full disk, as `iopulse summary` does) with
+            a message naming the problem.
 
   export    `export --format csv` (parsed with the csv module) and `--format
             jsonl` (json module) give the same rows; summed over the ticks,
@@ -224,6 +225,14 @@ def part_headless(args, tmp, rec, live, live_alerts):
             fail("replay %s: exit %d (want %d), stderr %r (want %r), recording %d bytes of %d"
                  % (opts, p.returncode, rc, p.stderr, words, os.path.getsize(rec), size))
     print("bad input: exit codes and messages as documented")
+
+    # output to a full disk: said, and exit 2 (it was 0, the output lost)
+    with open("/dev/full", "w") as full:
+        for cmd in (["replay", rec, "--format", "jsonl"], ["summary", rec, "--json"],
+                    ["summary", rec]):
+            p = run([args.iopulse, *cmd], stdout=full)
+            if p.returncode != 2 or "cannot write output" not in p.stderr:
+                fail("%s > /dev/full: exit %d (want 2), %r" % (cmd, p.returncode, p.stderr))
 
 
 def export_sums(rows):
