@@ -144,7 +144,18 @@ int rec_cmd_summary(int argc, char **argv)
 			fprintf(to, "usage: iopulse summary FILE [--json] [--rules FILE]\n"
 			            "Prints the end-of-job summary of a recording (the table headless mode\n"
 			            "prints, or with --json the summary record), the alerts re-run on its\n"
-			            "ticks with the default thresholds or those of --rules FILE.\n");
+			            "ticks with the default thresholds or those of --rules FILE.\n"
+			            "\n"
+			            "  --json                the summary record (JSON) instead of the table\n"
+			            "                        (default: the table)\n"
+			            "  --rules FILE          alert thresholds (JSON, see docs/alerts.md;\n"
+			            "                        default: the built-in ones)\n"
+			            "  -h, --help            this text\n"
+			            "\n"
+			            "A truncated or damaged recording is read as far as it can be and said so\n"
+			            "on stderr (TRUNCATED at, CORRUPT), as by iopulse replay.\n"
+			            "Exit status: 0; 1 usage; 2 the file cannot be read, or the output cannot\n"
+			            "be written.\n");
 			return ch == 'h' ? 0 : 1;
 		}
 	}

@@ -20,7 +20,8 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             exits 1 (usage, an output that is the recording itself) or 2
             (missing file, not a recording, a summary path that cannot be
             written, output to a full disk, as `iopulse summary` does) with
-            a message naming the problem.
+            a message naming the problem; --help of replay, summary and
+            export lists each option, defaults and the exit status.
 
   export    `export --format csv` (parsed with the csv module) and `--format
             jsonl` (json module) give the same rows; summed over the ticks,
@@ -225,6 +226,18 @@ def part_headless(args, tmp, rec, live, live_alerts):
             fail("replay %s: exit %d (want %d), stderr %r (want %r), recording %d bytes of %d"
                  % (opts, p.returncode, rc, p.stderr, words, os.path.getsize(rec), size))
     print("bad input: exit codes and messages as documented")
+
+    # --help lists every option with its default, and the exit status (UX.md)
+    for cmd, options in (("replay", ("--headless", "--format", "--alerts", "--summary-json",
+                                     "--rules", "--fail-on", "--speed", "--follow")),
+                         ("summary", ("--json", "--rules")),
+                         ("export", ("--format", "--output"))):
+        p = run([args.iopulse, cmd, "--help"])
+        missing = [o for o in options if "  " + o not in p.stdout and ", " + o not in p.stdout]
+        if p.returncode != 0 or missing or "default" not in p.stdout or \
+                "Exit status" not in p.stdout:
+            fail("%s --help: exit %d, options not listed: %s\n%s"
+                 % (cmd, p.returncode, missing, p.stdout))
 
     # output to a full disk: said, and exit 2 (it was 0, the output lost)
     with open("/dev/full", "w") as full:
