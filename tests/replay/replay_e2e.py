@@ -31,7 +31,8 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
   damage    copies of the recording cut at many points replay exactly the
             ticks whose frames are whole (counted by walking the frames
             here) and say TRUNCATED at, as `iopulse summary` does (one cut
-            before its first tick lasted 0 s); a flipped DELTA payload or
+            before its first tick lasted 0 s; one cut in its first frame is
+            TRUNCATED at the header's time, not 1970); a flipped DELTA payload or
             frame header is skipped, counted and reported (CORRUPT, by
             summary too) and the other ticks read; 40 random flips and cuts
             never crash replay or
@@ -407,6 +408,17 @@ def part_damage(args, tmp, rec, live, live_alerts):
     # tick is a job that ended as it began (not one of 584 years)
     check_summary_of_damaged(args, path, data[:cuts[len(cuts) // 2]], "TRUNCATED at ")
     s = check_summary_of_damaged(args, path, data[:deltas[0][0] + 10], "TRUNCATED at ")
+    # cut inside its first frame: TRUNCATED at the header's time, not at 1970
+    with open(path, "wb") as f:
+        f.write(data[:fr[0][0] + 10])
+    for cmd in (["replay", "--headless"], ["summary"], ["export", "--format", "csv"]):
+        p = run([args.iopulse, *cmd, path])
+        if p.returncode != 0 or "TRUNCATED at 20" not in p.stderr:
+            fail("%s of a copy cut in its first frame: exit %d, %r" % (cmd, p.returncode,
+                                                                      p.stderr))
+    v = run([args.iopulse, "verify", path])
+    if v.returncode != 2 or "TRUNCATED at 20" not in v.stdout:
+        fail("verify of a copy cut in its first frame: exit %d, %r" % (v.returncode, v.stdout))
     if s["job"]["duration_s"] != 0 or s["job"]["end"] != s["job"]["start"] or \
             s["layers"]["posix"]["write_bytes"]:
         fail("summary of a copy cut before its first tick: %s" % s["job"])
