@@ -877,6 +877,36 @@ static void leaf_name_with_first_rows(void **state)
 	pipeline_free(&p);
 }
 
+/* A path that is not UTF-8 keeps its length and its well-formed characters;
+ * the other bytes become '?', so JSON outputs take it (they refused it). */
+static void names_not_utf8(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+	    {"/d/caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80.h5",
+	     "/d/caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80.h5"},
+	    {"/d/caf\xe9.dat", "/d/caf?.dat"}, /* Latin-1 */
+	    {"/d/bad\xff\xfe", "/d/bad??"},
+	    {"/d/cut\xe2\x9c", "/d/cut??"},     /* a character cut short */
+	    {"/d/\xc0\xaf", "/d/??"},           /* overlong '/' */
+	    {"/d/\xed\xa0\x80", "/d/???"},      /* a surrogate */
+	    {"/d/\xf4\x90\x80\x80", "/d/????"}, /* past U+10FFFF */
+	    {"/d/\x80x", "/d/?x"},              /* a lone continuation byte */
+	};
+	struct coll_names d;
+	coll_names_init(&d, 64, 4096);
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		bool added;
+		assert_int_equal(coll_names_add(&d, i + 1, IOP_NAME_FILE, cases[i].in,
+		                                strlen(cases[i].in), &added),
+		                 IOP_OK);
+		assert_string_equal(coll_names_text(&d, i + 1), cases[i].out);
+	}
+	coll_names_free(&d);
+}
+
 /* History tiers: old ticks fold into bins; a bin holds what its ticks did. */
 static void history_tiers(void **state)
 {
@@ -937,6 +967,7 @@ int main(void)
 		cmocka_unit_test(leaf_call_across_tick_end),
 		cmocka_unit_test(leaf_name_with_first_rows),
 		cmocka_unit_test(history_tiers),
+		cmocka_unit_test(names_not_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,6 +93,37 @@ static enum iop_err grow(struct coll_names *d)
 	return IOP_OK;
 }
 
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no
+ * overlong forms, surrogates or code points past U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+	unsigned c = s[0];
+	size_t n = c < 0x80                 ? 1
+	           : c >= 0xC2 && c <= 0xDF ? 2
+	           : c >= 0xE0 && c <= 0xEF ? 3
+	           : c >= 0xF0 && c <= 0xF4 ? 4
+	                                    : 0;
+	if (!n || n > left)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F) ||
+	    (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] > 0x8F))
+		return 0;
+	return n;
+}
+
+void coll_text_make_utf8(char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_len((const unsigned char *)s + i, len - i);
+		if (!n)
+			s[i] = '?';
+		i += n ? n : 1;
+	}
+}
+
 enum iop_err coll_names_add(struct coll_names *d, uint64_t hash, uint8_t kind, const char *text,
                             size_t len, bool *added)
 {
@@ -111,6 +142,7 @@ enum iop_err coll_names_add(struct coll_names *d, uint64_t hash, uint8_t kind, c
 	char *copy = text_copy(d, text, len);
 	if (!copy)
 		return IOP_ERR_NOMEM;
+	coll_text_make_utf8(copy, len);
 	d->v[d->n] = (struct coll_name){.hash = hash, .text = copy, .len = (uint32_t)len, .kind = kind};
 	d->slot[probe(d, hash)] = ++d->n;
 	d->text_bytes += len;

@@ -46,4 +46,12 @@ const struct coll_name *coll_names_get(const struct coll_names *d, uint64_t hash
 /* The text of hash, or NULL. */
 const char *coll_names_text(const struct coll_names *d, uint64_t hash);
 
+/* Paths and command lines are bytes; JSON strings (summary, export,
+ * alerts, job card, recording META) are UTF-8, and jansson refuses a
+ * string that is not (a Latin-1 file name, a character cut by a length
+ * limit) whole. Each byte of s that is not part of a well-formed UTF-8
+ * sequence becomes '?': the length stays, the rest reads as it was.
+ * coll_names_add() does it to every name. */
+void coll_text_make_utf8(char *s, size_t len);
+
 #endif

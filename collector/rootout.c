@@ -2,7 +2,9 @@
 #include "rootout.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "judge.h"
 #include "rules.h"
@@ -15,6 +17,17 @@ int coll_rootout_open(struct coll_rootout *o, const struct run_opts *opt, const 
 		fprintf(stderr, "%s: cannot open the alerts file %s: %s\n", who, opt->alerts_path,
 		        strerror(errno));
 		return 2;
+	}
+	/* the summary is written when the job ends: a path it cannot go to is
+	 * said now rather than after the job (made now, as the alerts file is) */
+	if (opt->summary_path) {
+		int fd = open(opt->summary_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			fprintf(stderr, "%s: cannot write the summary to %s: %s\n", who,
+			        opt->summary_path, strerror(errno));
+			return 2;
+		}
+		close(fd);
 	}
 	struct coll_rules rules;
 	coll_rules_default(&rules);

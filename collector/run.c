@@ -38,6 +38,7 @@
 #include "jobcard.h"
 #include "leaf.h"
 #include "link.h"
+#include "names.h"
 #include "netenv.h"
 #include "root.h"
 #include "rootout.h"
@@ -213,6 +214,8 @@ static void join_command(struct run *r, char **argv)
 	for (char **a = argv; *a && off < sizeof r->command - 1; a++)
 		off += (size_t)snprintf(r->command + off, sizeof r->command - off, "%s%s",
 		                        a == argv ? "" : " ", *a);
+	/* it goes into the job card, the recording and the summary, as JSON */
+	coll_text_make_utf8(r->command, strlen(r->command));
 }
 
 /* LD_PRELOAD for the command: the shim, then also (below it), then what

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *to)
 {
@@ -138,6 +139,14 @@ int coll_collector_opts_parse(struct run_opts *o, int argc, char **argv)
 	return parse(o, argc, argv, true);
 }
 
+bool coll_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return a && b &&
+	       (!strcmp(a, b) || (stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	                          sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino));
+}
+
 static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 {
 	memset(o, 0, sizeof(*o));
@@ -218,6 +227,12 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		default: (collector ? collector_usage : usage)(stderr); return 1;
 		}
 	}
+	if (coll_same_file(o->record_path, o->summary_path) ||
+	    coll_same_file(o->record_path, o->alerts_path) ||
+	    coll_same_file(o->summary_path, o->alerts_path))
+		return bad("--record, --summary-json and --alerts need a file each, not one",
+		           coll_same_file(o->summary_path, o->alerts_path) ? o->summary_path
+		                                                           : o->record_path);
 	if (collector) {
 		if (optind < argc)
 			return bad("unexpected argument", argv[optind]);

@@ -33,5 +33,9 @@ int coll_parse_format(const char *s, bool *jsonl);
 int coll_parse_fail_on(const char *s, int *fail_on);
 /* "30s", "500ms", "2m", "1h"; a bare number is seconds. 0 when invalid. */
 uint64_t coll_parse_duration_ns(const char *s);
+/* Whether paths a and b (either may be NULL) name one file: the same
+ * string, or the same existing file. Two outputs in one file, or an output
+ * over the recording being read, would leave nothing readable. */
+bool coll_same_file(const char *a, const char *b);
 
 #endif

@@ -217,20 +217,28 @@ static json_t *ranks_json(const struct coll_state *s)
 	return a;
 }
 
+/* A replayed job ends with its last tick, which can end before the job
+ * started (a job shorter than a tick, a recording cut before its first
+ * tick): such a job ended as it began, rather than 584 years later. */
+static uint64_t end_ns(const struct coll_job_info *job)
+{
+	return job->end_ns > job->start_ns ? job->end_ns : job->start_ns;
+}
+
 json_t *coll_summary_json(const struct coll_state *s, const struct coll_job_info *job,
                           json_t *alerts)
 {
 	char id[17], start[32], end[32];
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);
 	coll_iso_time(job->start_ns, start, sizeof start);
-	coll_iso_time(job->end_ns, end, sizeof end);
+	coll_iso_time(end_ns(job), end, sizeof end);
 	const struct coll_monitor *m = &s->mon;
 	json_t *o = json_pack(
 		"{s:i,s:s,s:{s:s,s:I,s:I,s:s,s:s,s:s,s:f,s:f},s:o,s:o,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:f}}",
 		"v", 1, "type", "summary", "job", "id", id, "ranks",
 		(json_int_t)coll_state_ranks_seen(s), "nodes", (json_int_t)coll_state_nodes(s), "start",
 		start, "end", end, "command", job->command ? job->command : "", "duration_s",
-		(job->end_ns - job->start_ns) / 1e9, "tick_s", job->tick_ns / 1e9, "layers",
+		(end_ns(job) - job->start_ns) / 1e9, "tick_s", job->tick_ns / 1e9, "layers",
 		layers_json(s), "files", files_json(s), "ranks", ranks_json(s), "alerts",
 		alerts ? alerts : json_array(), "monitor", "events", (json_int_t)m->events, "produced",
 		(json_int_t)m->produced, "dropped", (json_int_t)m->dropped, "late", (json_int_t)m->late,
@@ -277,7 +285,7 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 	char rd[24], wr[24], id[17];
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);
 	fprintf(to, "iopulse: job %s: %u ranks on %u nodes, %.1f s\n", id,
-	        coll_state_ranks_seen(s), coll_state_nodes(s), (job->end_ns - job->start_ns) / 1e9);
+	        coll_state_ranks_seen(s), coll_state_nodes(s), (end_ns(job) - job->start_ns) / 1e9);
 	fprintf(to, "  %-7s %12s %12s %10s %10s %10s %10s %10s\n", "layer", "read", "written",
 	        "read ops", "write ops", "meta ops", "time s", "excl s");
 	for (int i = 0; i < IOP_LAYER__COUNT; i++) {

@@ -45,7 +45,8 @@ static void usage(FILE *to)
 	        "  -o, --output OUT      write to OUT (default: standard output)\n"
 	        "  -h, --help            this text\n"
 	        "\n"
-	        "Exit status: 0; 1 usage; 2 the file cannot be read or OUT cannot be written.\n");
+	        "Exit status: 0; 1 usage (OUT is the recording itself); 2 the file cannot be read\n"
+	        "or OUT cannot be written.\n");
 }
 
 /* A CSV field, quoted when it needs to be. */
@@ -171,6 +172,12 @@ static int export(const char *path, enum format fmt, const char *out_path)
 	int rc = rec_opened_open("export", path, &o);
 	if (rc)
 		return rc;
+	if (coll_same_file(path, out_path)) {
+		fprintf(stderr, "iopulse export: %s is the recording itself; give another -o\n",
+		        out_path);
+		rec_opened_close(&o);
+		return 1;
+	}
 	FILE *f = out_path ? fopen(out_path, "w") : stdout;
 	if (!f) {
 		fprintf(stderr, "iopulse export: cannot write %s: %s\n", out_path, strerror(errno));

@@ -6,6 +6,7 @@
  * to its last whole frame, a corrupt frame is skipped and counted. */
 #include "inspect.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "rec.h"
 #include "rec_io.h"
 #include "rec_open.h"
+#include "replay_cmd.h"
 #include "rules.h"
 #include "state.h"
 #include "summary.h"
@@ -68,8 +70,8 @@ int rec_cmd_verify(int argc, char **argv)
 		printf("%-10s %" PRIu64 " damaged regions skipped (%" PRIu64 " bytes)\n", "CORRUPT",
 		       info.corrupt, info.corrupt_bytes);
 	if (info.truncated) {
-		char t[32];
-		coll_iso_time(info.last_ns, t, sizeof t);
+		char t[32]; /* cut before its first whole frame: the header's time */
+		coll_iso_time(info.last_ns ? info.last_ns : info.created_ns, t, sizeof t);
 		printf("%-10s TRUNCATED at %s: no clean close (%" PRIu64
 		       " bytes of an unfinished frame at the end); readable up to there\n",
 		       "state", t, info.tail_bytes);
@@ -142,7 +144,18 @@ int rec_cmd_summary(int argc, char **argv)
 			fprintf(to, "usage: iopulse summary FILE [--json] [--rules FILE]\n"
 			            "Prints the end-of-job summary of a recording (the table headless mode\n"
 			            "prints, or with --json the summary record), the alerts re-run on its\n"
-			            "ticks with the default thresholds or those of --rules FILE.\n");
+			            "ticks with the default thresholds or those of --rules FILE.\n"
+			            "\n"
+			            "  --json                the summary record (JSON) instead of the table\n"
+			            "                        (default: the table)\n"
+			            "  --rules FILE          alert thresholds (JSON, see docs/alerts.md;\n"
+			            "                        default: the built-in ones)\n"
+			            "  -h, --help            this text\n"
+			            "\n"
+			            "A truncated or damaged recording is read as far as it can be and said so\n"
+			            "on stderr (TRUNCATED at, CORRUPT), as by iopulse replay.\n"
+			            "Exit status: 0; 1 usage; 2 the file cannot be read, or the output cannot\n"
+			            "be written.\n");
 			return ch == 'h' ? 0 : 1;
 		}
 	}
@@ -181,9 +194,11 @@ int rec_cmd_summary(int argc, char **argv)
 	} else {
 		coll_summary_print(stdout, &x.state, &job, n);
 	}
-	if (x.bad_deltas)
-		fprintf(stderr, "iopulse summary: %" PRIu64 " tick records could not be decoded\n",
-		        x.bad_deltas);
+	if (fflush(stdout) != 0 || ferror(stdout)) { /* a full disk: say so, as export does */
+		fprintf(stderr, "iopulse summary: cannot write output: %s\n", strerror(errno));
+		rc = 2;
+	}
+	rec_report_damage("summary", argv[optind], o.r, x.bad_deltas);
 	coll_alerts_free(x.alerts);
 	coll_state_free(&x.state);
 	rec_opened_close(&o);

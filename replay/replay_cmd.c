@@ -57,7 +57,8 @@ static void usage(FILE *to)
 	        "A truncated recording replays to its last good frame (TRUNCATED at <time> is\n"
 	        "said); damaged frames are skipped, counted and reported.\n"
 	        "Exit status: 0; 3 with --fail-on when an alert matched; 1 usage; 2 the file\n"
-	        "cannot be read (missing, not a recording, a newer format).\n");
+	        "cannot be read (missing, not a recording, a newer format), or the alerts or\n"
+	        "summary file cannot be written.\n");
 }
 
 static int bad(const char *msg, const char *arg)
@@ -119,6 +120,11 @@ static int parse(struct rec_replay_opts *o, int argc, char **argv)
 		return 1;
 	}
 	o->path = argv[optind];
+	const char *out = coll_same_file(o->path, r->summary_path)  ? r->summary_path
+	                  : coll_same_file(o->path, r->alerts_path) ? r->alerts_path
+	                                                            : NULL;
+	if (out)
+		return bad("an output would overwrite the recording itself:", out);
 	if (r->jsonl || r->alerts_path || r->summary_path || r->rules_path || r->fail_on)
 		r->headless = true;
 	return 0;
@@ -152,8 +158,8 @@ void rec_report_damage(const char *cmd, const char *path, struct rec_reader *r,
 		fprintf(stderr, "iopulse %s: %s: %" PRIu64 " tick record%s could not be decoded "
 		                "(skipped)\n", cmd, path, bad_deltas, bad_deltas == 1 ? "" : "s");
 	if (info.truncated) {
-		char t[32];
-		coll_iso_time(info.last_ns, t, sizeof t);
+		char t[32]; /* cut before its first whole frame: the header's time */
+		coll_iso_time(info.last_ns ? info.last_ns : info.created_ns, t, sizeof t);
 		fprintf(stderr, "iopulse %s: %s: TRUNCATED at %s: no clean close (the writer was "
 		                "killed or the disk filled); read up to its last good frame\n",
 		        cmd, path, t);
@@ -231,6 +237,8 @@ static int headless(const struct rec_replay_opts *opt)
 	}
 	coll_rootout_finish(&out, end_ns ? end_ns : o.start_ns);
 	rec_report_damage("replay", opt->path, o.r, bad_deltas);
+	if (!rc && out.out.write_errors) /* said once when it happened */
+		rc = 2;
 	if (!rc && opt->run.fail_on && out.out.worst >= opt->run.fail_on)
 		rc = 3;
 	sigaction(SIGINT, &old_int, NULL);

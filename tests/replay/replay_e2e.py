@@ -17,18 +17,25 @@ alert fires live), 200 ms ticks. Then, each part on that recording:
             imbalance alert the live run did not have; --fail-on warn exits 3,
             without it 0; --speed 4 takes at least a quarter of the span
             of its ticks (and the default is faster than real time); bad input
-            exits 1 (usage) or 2 (missing file, not a recording) with a
-            message naming the problem.
+            exits 1 (usage, an output that is the recording itself) or 2
+            (missing file, not a recording, a summary path that cannot be
+            written, output to a full disk, as `iopulse summary` does) with
+            a message naming the problem; --help of replay, summary and
+            export lists each option, defaults and the exit status.
 
   export    `export --format csv` (parsed with the csv module) and `--format
             jsonl` (json module) give the same rows; summed over the ticks,
             the layer, file and rank rows equal `iopulse summary --json`'s
-            totals (the job drops no events); bad input exits 1 or 2.
+            totals (the job drops no events); bad input exits 1 or 2, and
+            -o naming the recording itself leaves it whole.
   damage    copies of the recording cut at many points replay exactly the
             ticks whose frames are whole (counted by walking the frames
-            here) and say TRUNCATED at; a flipped DELTA payload or frame
-            header is skipped, counted and reported (CORRUPT) and the other
-            ticks read; 40 random flips and cuts never crash replay or
+            here) and say TRUNCATED at, as `iopulse summary` does (one cut
+            before its first tick lasted 0 s; one cut in its first frame is
+            TRUNCATED at the header's time, not 1970); a flipped DELTA payload or
+            frame header is skipped, counted and reported (CORRUPT, by
+            summary too) and the other ticks read; 40 random flips and cuts
+            never crash replay or
             export; a header saying format version 2 is refused (exit 2,
             "newer than this reader").
   follow    `replay --follow --format jsonl` started with the recording of a
@@ -209,12 +216,37 @@ def part_headless(args, tmp, rec, live, live_alerts):
                             ([rec, "--speed", "0"], 1, "--speed"),
                             ([rec, "--format", "xml"], 1, "unknown format"),
                             ([rec, "--rules", os.path.join(tmp, "none.json")], 1, "none.json"),
+                            ([rec, "--summary-json", os.path.join(tmp, "none", "s.json")], 2,
+                             "cannot write the summary"),
+                            ([rec, "--summary-json", rec], 1, "overwrite the recording"),
+                            ([rec, "--alerts", rec], 1, "overwrite the recording"),
                             ([], 1, "which recording")]:
+        size = os.path.getsize(rec)
         p = run([args.iopulse, "replay", *opts])
-        if p.returncode != rc or words not in p.stderr:
-            fail("replay %s: exit %d (want %d), stderr %r (want %r)"
-                 % (opts, p.returncode, rc, p.stderr, words))
+        if p.returncode != rc or words not in p.stderr or os.path.getsize(rec) != size:
+            fail("replay %s: exit %d (want %d), stderr %r (want %r), recording %d bytes of %d"
+                 % (opts, p.returncode, rc, p.stderr, words, os.path.getsize(rec), size))
     print("bad input: exit codes and messages as documented")
+
+    # --help lists every option with its default, and the exit status (UX.md)
+    for cmd, options in (("replay", ("--headless", "--format", "--alerts", "--summary-json",
+                                     "--rules", "--fail-on", "--speed", "--follow")),
+                         ("summary", ("--json", "--rules")),
+                         ("export", ("--format", "--output"))):
+        p = run([args.iopulse, cmd, "--help"])
+        missing = [o for o in options if "  " + o not in p.stdout and ", " + o not in p.stdout]
+        if p.returncode != 0 or missing or "default" not in p.stdout or \
+                "Exit status" not in p.stdout:
+            fail("%s --help: exit %d, options not listed: %s\n%s"
+                 % (cmd, p.returncode, missing, p.stdout))
+
+    # output to a full disk: said, and exit 2 (it was 0, the output lost)
+    with open("/dev/full", "w") as full:
+        for cmd in (["replay", rec, "--format", "jsonl"], ["summary", rec, "--json"],
+                    ["summary", rec]):
+            p = run([args.iopulse, *cmd], stdout=full)
+            if p.returncode != 2 or "cannot write output" not in p.stderr:
+                fail("%s > /dev/full: exit %d (want 2), %r" % (cmd, p.returncode, p.stderr))
 
 
 def export_sums(rows):
@@ -301,10 +333,13 @@ def part_export(args, tmp, rec, live, live_alerts):
                             ([os.path.join(tmp, "missing.iop"), "--format", "csv"], 2,
                              "No such file"),
                             ([rec, "--format", "csv", "-o", "/nonexistent/x.csv"], 2,
-                             "cannot write")]:
+                             "cannot write"),
+                            ([rec, "--format", "csv", "-o", rec], 1, "the recording itself")]:
+        size = os.path.getsize(rec)
         p = run([args.iopulse, "export", *opts])
-        if p.returncode != rc or words not in p.stderr:
-            fail("export %s: exit %d (want %d), stderr %r" % (opts, p.returncode, rc, p.stderr))
+        if p.returncode != rc or words not in p.stderr or os.path.getsize(rec) != size:
+            fail("export %s: exit %d (want %d), stderr %r, recording %d bytes of %d"
+                 % (opts, p.returncode, rc, p.stderr, os.path.getsize(rec), size))
 
 
 HDR = struct.Struct("<4sBBHIIQQQI")  # docs/recording.md, "Frame"
@@ -333,6 +368,19 @@ def replay_copy(args, path, data):
     return p, recs, sum(1 for r in recs if r["type"] == "sample")
 
 
+def check_summary_of_damaged(args, path, data, said):
+    """`iopulse summary` (table and --json) of a damaged copy: exit 0, the
+    damage said on stderr as replay says it; returns the JSON summary."""
+    with open(path, "wb") as f:
+        f.write(data)
+    for opts in ([], ["--json"]):
+        p = run([args.iopulse, "summary", path] + opts)
+        if p.returncode != 0 or said not in p.stderr:
+            fail("summary %s of a damaged copy: exit %d, want %r on stderr: %r"
+                 % (opts, p.returncode, said, p.stderr))
+    return json.loads(p.stdout)
+
+
 def part_damage(args, tmp, rec, live, live_alerts):
     with open(rec, "rb") as f:
         data = f.read()
@@ -356,6 +404,25 @@ def part_damage(args, tmp, rec, live, live_alerts):
             fail("cut at %d: no summary, or more bytes than the whole job" % cut)
     print("cut: %d truncations replay their whole ticks and say TRUNCATED at" % len(cuts))
 
+    # `iopulse summary` of a cut copy says so too, and one cut before its first
+    # tick is a job that ended as it began (not one of 584 years)
+    check_summary_of_damaged(args, path, data[:cuts[len(cuts) // 2]], "TRUNCATED at ")
+    s = check_summary_of_damaged(args, path, data[:deltas[0][0] + 10], "TRUNCATED at ")
+    # cut inside its first frame: TRUNCATED at the header's time, not at 1970
+    with open(path, "wb") as f:
+        f.write(data[:fr[0][0] + 10])
+    for cmd in (["replay", "--headless"], ["summary"], ["export", "--format", "csv"]):
+        p = run([args.iopulse, *cmd, path])
+        if p.returncode != 0 or "TRUNCATED at 20" not in p.stderr:
+            fail("%s of a copy cut in its first frame: exit %d, %r" % (cmd, p.returncode,
+                                                                      p.stderr))
+    v = run([args.iopulse, "verify", path])
+    if v.returncode != 2 or "TRUNCATED at 20" not in v.stdout:
+        fail("verify of a copy cut in its first frame: exit %d, %r" % (v.returncode, v.stdout))
+    if s["job"]["duration_s"] != 0 or s["job"]["end"] != s["job"]["start"] or \
+            s["layers"]["posix"]["write_bytes"]:
+        fail("summary of a copy cut before its first tick: %s" % s["job"])
+
     # one DELTA's payload flipped: skipped, counted, reported; the rest read
     mid = deltas[len(deltas) // 2]
     bad = bytearray(data)
@@ -365,6 +432,7 @@ def part_damage(args, tmp, rec, live, live_alerts):
             p.stderr or "payload checksum" not in p.stderr:
         fail("payload flip: exit %d, %d samples of %d: %s" % (p.returncode, samples, len(deltas),
                                                              p.stderr))
+    check_summary_of_damaged(args, path, bytes(bad), "CORRUPT: 1 damaged region")
     v = run([args.iopulse, "verify", path])
     if v.returncode != 2 or "CORRUPT" not in v.stdout:
         fail("verify of the flipped copy: exit %d: %s" % (v.returncode, v.stdout))

@@ -23,6 +23,11 @@ checks:
      read_bytes/write_bytes are its truth plus its truth line on stdout;
   6. monitor: nothing rejected, events > 0, and every event the shims
      produced was either received or counted as dropped;
+  9. before all that, a --summary-json that cannot be written (exit 2), or
+     two of --record, --summary-json and --alerts in one file (exit 1),
+     stop iopulse before the program runs, and a file name and command
+     argument that are not UTF-8 are in the summary with '?' for their
+     other bytes;
   8. the recording (--record) verifies as closed cleanly, and `iopulse
      summary --json` of it equals the live summary (layers, files, ranks,
      alerts re-run on the recorded ticks);
@@ -199,6 +204,50 @@ def check_recording(args, tmp, live):
     print("ok: recording verified; its summary equals the live one")
 
 
+def check_output_paths(args, tmp):
+    """Outputs that cannot be written are said before the command runs, not
+    after the whole job: a --summary-json in a missing directory (exit 2),
+    two outputs in one file (exit 1, usage)."""
+    ran = os.path.join(tmp, "ran")
+    rec = os.path.join(tmp, "same.iop")
+    for opts, rc, words in [(["--summary-json", os.path.join(tmp, "none", "s.json")], 2,
+                             "cannot write the summary"),
+                            (["--record", rec, "--summary-json", rec], 1, "a file each"),
+                            (["--record", rec, "--alerts", rec], 1, "a file each"),
+                            (["--summary-json", rec, "--alerts", rec], 1, "a file each")]:
+        p = subprocess.run([args.iopulse, "run", "--headless"] + opts + ["--", "touch", ran],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=TIMEOUT_S)
+        if p.returncode != rc or words not in p.stderr or os.path.exists(ran):
+            fail("run %s: exit %d (want %d), command ran: %s, %r"
+                 % (opts, p.returncode, rc, os.path.exists(ran), p.stderr[-500:]))
+
+
+def check_not_utf8(args, tmp):
+    """A file name and a command argument that are not UTF-8 (Latin-1): the
+    job runs, and the summary has the file, its bytes, and the command, with
+    '?' for the bytes JSON cannot hold. The run used to fail whole (exit 2,
+    "cannot record ... out of memory") and the file to vanish from the
+    summary."""
+    summary = os.path.join(tmp, "latin1.json")
+    write = ("import os, sys; fd = os.open(os.fsencode(sys.argv[1]), os.O_CREAT | os.O_WRONLY); "
+             "os.write(fd, b'x' * 1000)")
+    name = os.path.join(os.fsencode(tmp), b"caf\xe9.dat")
+    p = subprocess.run([args.iopulse, "run", "--headless", "--summary-json", summary,
+                        "--record", os.path.join(tmp, "latin1.iop"), "--", "/usr/bin/python3",
+                        "-c", write, name], stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=TIMEOUT_S)
+    if p.returncode != 0:
+        fail("a command with a Latin-1 argument: exit %d: %r" % (p.returncode, p.stderr[-500:]))
+    with open(summary) as f:
+        s = json.load(f)
+    want = os.path.join(tmp, "caf?.dat")
+    files = [f for f in s["files"] if f["path"] == want]
+    if not s["job"]["command"].endswith(" " + want) or len(files) != 1 or \
+            files[0]["write_bytes"] != 1000:
+        fail("a Latin-1 file name: command %r, files %r" % (s["job"]["command"], s["files"]))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--iopulse", required=True)
@@ -213,6 +262,8 @@ def main():
     args = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="iop-run-e2e-")
     try:
+        check_output_paths(args, tmp)
+        check_not_utf8(args, tmp)
         out, summary, alert_lines = run(args, tmp)
         truth, records = split_stdout(out)
         if sorted(t["rank"] for _, t in truth) != list(range(args.ranks)):
