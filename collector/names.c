@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table.h"
+
 void coll_names_init(struct coll_names *d, uint32_t max_names, size_t max_text)
 {
 	memset(d, 0, sizeof(*d));
@@ -76,18 +78,11 @@ const char *coll_names_text(const struct coll_names *d, uint64_t hash)
 
 static enum iop_err grow(struct coll_names *d)
 {
-	uint32_t cap = d->cap ? d->cap * 2 : 256;
-	struct coll_name *v = realloc(d->v, cap * sizeof(*v));
-	if (!v)
-		return IOP_ERR_NOMEM;
+	void *v = d->v;
+	enum iop_err e = coll_table_grow(&v, sizeof(*d->v), &d->cap, 256, &d->slot, &d->n_slots);
 	d->v = v;
-	uint32_t *slot = calloc((size_t)cap * 2, sizeof(*slot));
-	if (!slot)
-		return IOP_ERR_NOMEM;
-	free(d->slot);
-	d->slot = slot;
-	d->n_slots = cap * 2;
-	d->cap = cap;
+	if (e)
+		return e;
 	for (uint32_t i = 0; i < d->n; i++)
 		d->slot[probe(d, d->v[i].hash)] = i + 1;
 	return IOP_OK;

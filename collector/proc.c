@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table.h"
+
 void proc_init(struct proc *p, uint32_t node, uint32_t pid, uint32_t rank)
 {
 	memset(p, 0, sizeof(*p));
@@ -37,20 +39,13 @@ static uint32_t table_probe(const struct proc_table *t, uint32_t node, uint32_t 
 
 static enum iop_err table_grow(struct proc_table *t)
 {
-	uint32_t cap = t->cap ? t->cap * 2 : 64;
-	if (cap > (1u << 22))
+	if (t->cap * 2 > (1u << 22))
 		return IOP_ERR_OVERSIZED;
-	struct proc *v = realloc(t->v, cap * sizeof(*v));
-	if (!v)
-		return IOP_ERR_NOMEM;
+	void *v = t->v;
+	enum iop_err e = coll_table_grow(&v, sizeof(*t->v), &t->cap, 64, &t->slot, &t->n_slots);
 	t->v = v;
-	uint32_t *slot = calloc((size_t)cap * 2, sizeof(*slot));
-	if (!slot)
-		return IOP_ERR_NOMEM;
-	free(t->slot);
-	t->slot = slot;
-	t->n_slots = cap * 2;
-	t->cap = cap;
+	if (e)
+		return e;
 	for (uint32_t i = 0; i < t->n; i++)
 		t->slot[table_probe(t, t->v[i].node, t->v[i].pid)] = i + 1;
 	return IOP_OK;

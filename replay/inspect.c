@@ -70,8 +70,8 @@ int rec_cmd_verify(int argc, char **argv)
 		printf("%-10s %" PRIu64 " damaged regions skipped (%" PRIu64 " bytes)\n", "CORRUPT",
 		       info.corrupt, info.corrupt_bytes);
 	if (info.truncated) {
-		char t[32]; /* cut before its first whole frame: the header's time */
-		coll_iso_time(info.last_ns ? info.last_ns : info.created_ns, t, sizeof t);
+		char t[32];
+		coll_iso_time(rec_info_read_to_ns(&info), t, sizeof t);
 		printf("%-10s TRUNCATED at %s: no clean close (%" PRIu64
 		       " bytes of an unfinished frame at the end); readable up to there\n",
 		       "state", t, info.tail_bytes);

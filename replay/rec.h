@@ -175,6 +175,13 @@ struct rec_info {
  * any other file, and after rec_verify(), from one pass over every frame. */
 enum iop_err rec_info(struct rec_reader *r, struct rec_info *info);
 
+/* The time a reader reads up to: the last good frame's, or the header's
+ * when no frame is whole (a file cut inside its first frame). */
+static inline uint64_t rec_info_read_to_ns(const struct rec_info *info)
+{
+	return info->last_ns ? info->last_ns : info->created_ns;
+}
+
 /* Reads and checks every frame (checksums, decompression), once; rec_info()
  * then reports what is really readable. */
 enum iop_err rec_verify(struct rec_reader *r);

@@ -158,8 +158,8 @@ void rec_report_damage(const char *cmd, const char *path, struct rec_reader *r,
 		fprintf(stderr, "iopulse %s: %s: %" PRIu64 " tick record%s could not be decoded "
 		                "(skipped)\n", cmd, path, bad_deltas, bad_deltas == 1 ? "" : "s");
 	if (info.truncated) {
-		char t[32]; /* cut before its first whole frame: the header's time */
-		coll_iso_time(info.last_ns ? info.last_ns : info.created_ns, t, sizeof t);
+		char t[32];
+		coll_iso_time(rec_info_read_to_ns(&info), t, sizeof t);
 		fprintf(stderr, "iopulse %s: %s: TRUNCATED at %s: no clean close (the writer was "
 		                "killed or the disk filled); read up to its last good frame\n",
 		        cmd, path, t);

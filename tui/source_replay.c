@@ -427,8 +427,8 @@ static const struct tui_source_ops replay_ops = {
  * scan that finds its last tick), as the first pump's notice. */
 static void note_damage(struct replay *p, const struct rec_info *info)
 {
-	char t[32], msg[256] = ""; /* no whole frame: the header's time */
-	coll_iso_time(info->last_ns ? info->last_ns : info->created_ns, t, sizeof t);
+	char t[32], msg[256] = "";
+	coll_iso_time(rec_info_read_to_ns(info), t, sizeof t);
 	if (info->truncated && !p->follow)
 		snprintf(msg, sizeof msg, "TRUNCATED at %s: replays to its last good frame", t);
 	if (info->corrupt)
