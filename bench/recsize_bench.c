@@ -6,13 +6,16 @@
  * workload, paced at EVENTS_PER_S each, default 100) send frames to a
  * real leaf, whose deltas go to a real root (in this process); every
  * tick the root closes is recorded the way `iopulse run --record` does it
- * (coll_record_tick_state: a DELTA a tick, a KEYFRAME every 60 s), into a
+ * (coll_record_tick_state, lean by default: a DELTA a tick, the whole
+ * tick once a minute, keyframes spaced by their cost; record.h), into a
  * temporary file. Time is simulated (nothing waits on a clock), SECONDS of
  * it (default 3600: the keyframes grow as the history fills, so a shorter
  * run under-counts); KEEP_RECORDING=1 keeps the file; KEYFRAMES=0 leaves the keyframes out, to see the
  * DELTAs' share. Alerts are not recorded (a few frames per alert).
  *
- *   recording_kib_per_rank_hour_by_rate   the same at 1 and 10 calls/s a rank
+ *   recording_kib_per_rank_hour_full      the same with --record-detail full
+ *                                         (every tick whole: ~16 times more)
+ *   recording_kib_per_rank_hour_by_rate   the lean one at 1 and 10 calls/s a rank
  *
  * Each line also splits the file into its DELTA and KEYFRAME frames' bytes.
  * Usage: recsize_bench [NAME...]. */
@@ -100,8 +103,8 @@ struct result {
 };
 
 /* Records SECONDS of RANKS loadgen ranks at rate calls/s each (above). */
-static void measure(unsigned ranks, unsigned seconds, double rate, bool keyframes, bool keep,
-                    struct result *res)
+static void measure(unsigned ranks, unsigned seconds, double rate, uint64_t detail_ns,
+                    bool keyframes, bool keep, struct result *res)
 {
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char path[4096];
@@ -132,7 +135,8 @@ static void measure(unsigned ranks, unsigned seconds, double rate, bool keyframe
 		die("collector", e);
 	struct coll_job_info job = {.id = job_id, .start_ns = T0, .command = "recsize_bench",
 	                            .tick_ns = SEC};
-	p.rec = coll_record_open(path, &job);
+	struct coll_record_opts ro = {.detail_ns = detail_ns};
+	p.rec = coll_record_open_opts(path, &job, &ro);
 	if (!p.rec)
 		exit(1);
 
@@ -195,8 +199,13 @@ int main(int argc, char **argv)
 	bool keep = getenv("KEEP_RECORDING") != NULL;
 	struct result x;
 	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour")) {
-		measure(ranks, seconds, rate, keyframes, keep, &x);
+		measure(ranks, seconds, rate, 0, keyframes, keep, &x);
 		print("recording_kib_per_rank_hour", ranks, rate, &x);
+	}
+	/* --record-detail full: every tick whole, as the live root had it */
+	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour_full")) {
+		measure(ranks, seconds, rate, UINT64_MAX, keyframes, keep, &x);
+		print("recording_kib_per_rank_hour_full", ranks, rate, &x);
 	}
 	/* the same job at lower call rates: what a recording costs depends on
 	 * how busy the ranks are (docs/recording.md, "Figures") */
@@ -206,7 +215,7 @@ int main(int argc, char **argv)
 			char name[96];
 			snprintf(name, sizeof name, "recording_kib_per_rank_hour_at_%g_calls_per_s",
 			         rates[i]);
-			measure(ranks, seconds, rates[i], keyframes, keep, &x);
+			measure(ranks, seconds, rates[i], 0, keyframes, keep, &x);
 			print(name, ranks, rates[i], &x);
 		}
 	}

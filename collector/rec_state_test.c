@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <jansson.h>
 
 #include "inspect.h"
 #include "keyframe.h"
@@ -36,14 +37,25 @@ static void encode(const struct coll_state *s, uint8_t **buf, size_t *len)
 
 /* Records a 60 s job of 2 ranks with a keyframe every 10 s into path;
  * *root gets the root's final state (encoded). */
+static void record_job_detail(const char *path, size_t part_max, uint64_t every,
+                              uint64_t detail_ns, uint8_t **root, size_t *root_len);
+
 static void record_job(const char *path, size_t part_max, uint64_t every, uint8_t **root,
                        size_t *root_len)
+{
+	record_job_detail(path, part_max, every, UINT64_MAX, root, root_len);
+}
+
+/* The same with --record-detail's detail_ns (record.h; 0: lean, the default). */
+static void record_job_detail(const char *path, size_t part_max, uint64_t every,
+                              uint64_t detail_ns, uint8_t **root, size_t *root_len)
 {
 	/* the default history: replaying from the start (as `iopulse summary`
 	 * does) builds the state with it; keyframe_test covers rings that wrap */
 	struct coll_job_info job = {.id = 0x1234abcd, .start_ns = T0, .command = "sim",
 	                            .tick_ns = SEC};
-	struct coll_record_opts o = {.keyframe_every_ns = every, .keyframe_part_max = part_max};
+	struct coll_record_opts o = {.keyframe_every_ns = every, .keyframe_part_max = part_max,
+	                             .detail_ns = detail_ns};
 	struct coll_record *rec = coll_record_open_opts(path, &job, &o);
 	assert_non_null(rec);
 	struct coll_sim sim;
@@ -57,7 +69,7 @@ static void record_job(const char *path, size_t part_max, uint64_t every, uint8_
 		assert_int_equal(st.keyframes, 0);
 	else
 		assert_true(st.keyframes >= 5);
-	if (part_max && every != UINT64_MAX)
+	if (part_max && every != UINT64_MAX && detail_ns == UINT64_MAX)
 		assert_true(st.keyframe_frames > st.keyframes); /* in parts */
 	else
 		assert_int_equal(st.keyframe_frames, st.keyframes);
@@ -219,51 +231,70 @@ static char *slurp(const char *path)
 	return strdup(buf);
 }
 
+/* Two recordings of the job (record_job_detail) and a JSON file for each,
+ * in a temporary directory. */
+struct two {
+	char dir[32], rec[2][256], json[2][256];
+	uint8_t *root[2];
+	size_t root_len[2];
+};
+
+static void two_record(struct two *t, const char *const name[2], const uint64_t every[2],
+                       const uint64_t detail[2])
+{
+	snprintf(t->dir, sizeof t->dir, "/tmp/iop-recstate-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	for (int i = 0; i < 2; i++) {
+		snprintf(t->rec[i], sizeof t->rec[i], "%s/%s.iop", t->dir, name[i]);
+		snprintf(t->json[i], sizeof t->json[i], "%s/%s.json", t->dir, name[i]);
+		record_job_detail(t->rec[i], 0, every[i], detail[i], &t->root[i], &t->root_len[i]);
+	}
+}
+
+static void two_free(struct two *t)
+{
+	for (int i = 0; i < 2; i++) {
+		free(t->root[i]);
+		unlink(t->rec[i]);
+		unlink(t->json[i]);
+	}
+	rmdir(t->dir);
+}
+
 /* The summary reads the same from a recording with keyframes as from one
  * without: it applies the DELTAs and passes the KEYFRAMEs by. */
 static void summary_ignores_keyframes(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/iop-recstate-XXXXXX", with[256], without[256], a[256], b[256];
-	assert_non_null(mkdtemp(dir));
-	snprintf(with, sizeof with, "%s/with.iop", dir);
-	snprintf(without, sizeof without, "%s/without.iop", dir);
-	snprintf(a, sizeof a, "%s/a.json", dir);
-	snprintf(b, sizeof b, "%s/b.json", dir);
-	uint8_t *r1, *r2;
-	size_t l1, l2;
-	record_job(with, 0, 10 * SEC, &r1, &l1);
-	record_job(without, 0, UINT64_MAX, &r2, &l2);
-	summary_json(with, a);
-	summary_json(without, b);
-	char *ta = slurp(a), *tb = slurp(b);
+	struct two t;
+	two_record(&t, (const char *const[]){"with", "without"}, (const uint64_t[]){10 * SEC, UINT64_MAX},
+	           (const uint64_t[]){UINT64_MAX, UINT64_MAX});
+	summary_json(t.rec[0], t.json[0]);
+	summary_json(t.rec[1], t.json[1]);
+	char *ta = slurp(t.json[0]), *tb = slurp(t.json[1]);
 	assert_true(strlen(ta) > 100);
 	assert_string_equal(ta, tb);
 	free(ta);
 	free(tb);
-	free(r1);
-	free(r2);
-	unlink(with);
-	unlink(without);
-	unlink(a);
-	unlink(b);
-	rmdir(dir);
+	two_free(&t);
 }
 
 /* The keyframe spacing rule of the default period (record.h): once a
  * minute's end has passed since the last keyframe, the next one follows
  * the first DELTA that brings the DELTA bytes since the last one to that
- * one's bytes, or that is 10 minutes after it; never sooner. A 1-rank job of 4 minutes: its history
+ * one's bytes (a lean recording's: 8 times them), or that is 10 minutes
+ * (lean: 60) after it; never sooner. A 1-rank job of 4 minutes: its history
  * grows past a minute of DELTAs, so the rule spaces its keyframes. */
-static void keyframes_spaced_by_cost(void **state)
+static void spaced_rule(uint64_t detail_ns, uint64_t share, uint64_t periods,
+                        unsigned *n_keyframes, unsigned *n_spaced)
 {
-	(void)state;
 	char path[] = "/tmp/rec_state_test_spacedXXXXXX";
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
 	struct coll_job_info job = {.id = 0x5eac, .start_ns = T0, .command = "sim", .tick_ns = SEC};
-	struct coll_record *rec = coll_record_open(path, &job);
+	struct coll_record_opts ro = {.detail_ns = detail_ns};
+	struct coll_record *rec = coll_record_open_opts(path, &job, &ro);
 	assert_non_null(rec);
 	struct coll_sim sim;
 	assert_int_equal(coll_sim_new(&sim, 1, IOP_WL_MIXED, T0, NULL, record_tick, rec), IOP_OK);
@@ -288,7 +319,7 @@ static void keyframes_spaced_by_cost(void **state)
 				first_ns = f.time_ns;
 			since += f.len;
 			due = keyframes && f.time_ns / minute > key_ns / minute &&
-			      (since >= key_len || f.time_ns - key_ns >= 10 * minute);
+			      (since >= key_len * share || f.time_ns - key_ns >= periods * minute);
 			continue;
 		}
 		if (f.type != REC_KEYFRAME)
@@ -304,7 +335,7 @@ static void keyframes_spaced_by_cost(void **state)
 			continue;
 		if (keyframes) {
 			assert_true(f.time_ns / minute > key_ns / minute);
-			assert_true(since >= key_len || f.time_ns - key_ns >= 10 * minute);
+			assert_true(since >= key_len * share || f.time_ns - key_ns >= periods * minute);
 			spaced += f.time_ns - key_ns > minute;
 		} else {
 			assert_int_equal(f.time_ns - first_ns < 2 * minute, true);
@@ -317,8 +348,93 @@ static void keyframes_spaced_by_cost(void **state)
 	}
 	close_rec(&o);
 	unlink(path);
+	*n_keyframes = keyframes;
+	*n_spaced = spaced;
+}
+
+static void keyframes_spaced_by_cost(void **state)
+{
+	(void)state;
+	unsigned keyframes, spaced;
+	spaced_rule(UINT64_MAX, 1, 10, &keyframes, &spaced); /* full */
 	assert_true(keyframes >= 3);
 	assert_true(spaced >= 1); /* the rule did space some */
+	/* lean: 8 times their bytes of DELTAs, or an hour; the first one a
+	 * minute in, then none in 4 minutes of this job */
+	spaced_rule(0, 8, 60, &keyframes, &spaced);
+	assert_int_equal(keyframes, 1);
+}
+
+
+/* A summary record without its alerts (judged again from a full
+ * recording's ticks; a lean one's are its ALERT frames, none here). */
+static json_t *summary_sans_alerts(const char *path, const char *out)
+{
+	summary_json(path, out);
+	json_t *j = json_load_file(out, 0, NULL);
+	assert_non_null(j);
+	json_object_del(j, "alerts");
+	return j;
+}
+
+/* A lean recording (record.h) of the same job as a full one: every tick's
+ * LAYER rows, the whole tick once a minute and when processes end, and
+ * the same summary (exact totals, each rank's I/O time, the layers); the
+ * state at any time from its keyframes equals the state from its DELTAs;
+ * far fewer DELTA bytes. */
+static void lean_recording(void **state)
+{
+	(void)state;
+	struct two t;
+	two_record(&t, (const char *const[]){"full", "lean"}, (const uint64_t[]){10 * SEC, 10 * SEC},
+	           (const uint64_t[]){UINT64_MAX, 0});
+	const char *full = t.rec[0], *lean = t.rec[1];
+	uint64_t passed;
+	assert_true(check_times(lean, &passed) >= 5);
+
+	uint64_t bytes[2] = {0, 0};
+	unsigned whole = 0, lean_ticks = 0;
+	for (int i = 0; i < 2; i++) {
+		struct opened o;
+		open_rec(i ? lean : full, &o);
+		struct rec_frame f;
+		struct coll_delta d;
+		coll_delta_init(&d, 0, SEC);
+		while (rec_next(o.r, &f, NULL, 0) == IOP_OK) {
+			if (f.type != REC_DELTA)
+				continue;
+			bytes[i] += f.len;
+			struct iop_rcur c = iop_rcur_make(f.payload, f.len);
+			assert_int_equal(coll_delta_decode_body(&d, &c), IOP_OK);
+			if (!i || !d.tick.n)
+				continue;
+			bool ends = false;
+			for (uint32_t p = 0; p < d.n_procs; p++)
+				ends |= d.procs[p].state != COLL_PROC_JOINED;
+			if ((d.tick.t + 1) % 60 == 0 || ends) {
+				assert_false(coll_tick_thinned(&d.tick)); /* whole */
+				whole++;
+			} else {
+				assert_true(coll_tick_thinned(&d.tick)); /* its LAYER rows */
+				assert_int_equal(d.ctr.n, 0);            /* counters wait */
+				lean_ticks++;
+			}
+		}
+		coll_delta_free(&d);
+		close_rec(&o);
+	}
+	assert_true(whole >= 2);
+	assert_true(lean_ticks >= 50);
+	assert_true(bytes[1] * 3 < bytes[0]);
+
+	json_t *sf = summary_sans_alerts(full, t.json[0]), *sl = summary_sans_alerts(lean, t.json[1]);
+	if (!json_equal(sf, sl)) {
+		char *x = json_dumps(sf, JSON_COMPACT), *y = json_dumps(sl, JSON_COMPACT);
+		fail_msg("summaries differ:\n%s\n%s", x, y);
+	}
+	json_decref(sf);
+	json_decref(sl);
+	two_free(&t);
 }
 
 int main(void)
@@ -327,6 +443,7 @@ int main(void)
 		cmocka_unit_test(keyframes_in_one_frame),
 		cmocka_unit_test(keyframes_in_parts),
 		cmocka_unit_test(summary_ignores_keyframes),
+		cmocka_unit_test(lean_recording),
 		cmocka_unit_test(keyframes_spaced_by_cost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,10 @@
 #define KEYFRAME_EVERY_NS (60 * 1000000000ull)
 #define KEYFRAME_DELTA_SHARE 1  /* a keyframe waits for its own bytes of DELTAs */
 #define KEYFRAME_MAX_PERIODS 10 /* or for 10 periods */
+/* A lean recording's DELTAs are cheap to apply: its keyframes wait for
+ * 8 times their bytes of DELTAs, or an hour. */
+#define LEAN_KEYFRAME_DELTA_SHARE 8
+#define LEAN_KEYFRAME_MAX_PERIODS 60
 
 struct coll_record {
 	char *path;
@@ -33,6 +37,14 @@ struct coll_record {
 	uint8_t *kf, *part;   /* a keyframe, and one frame's payload of it */
 	size_t kf_cap;
 	struct coll_record_stats st;
+	/* a lean recording (record.h): detail_every > 1 */
+	struct coll_state shadow;  /* the state a reader builds from what was written */
+	bool has_shadow;           /* lean */
+	uint64_t detail_every, counters_every; /* in ticks */
+	uint64_t ctr_tokens;       /* counters that may go out now (lean_view) */
+	struct coll_tick lean;     /* the rows written */
+	struct coll_tick excl;     /* RANK rows' exclusive time not written yet */
+	struct coll_ctrset pend;   /* counters not written yet: each one's latest */
 };
 
 static void report(struct coll_record *r, enum iop_err e)
@@ -71,18 +83,38 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 	}
 	if (!r->opts.keyframe_part_max || r->opts.keyframe_part_max > REC_PAYLOAD_MAX - COLL_REC_KEYFRAME_HDR)
 		r->opts.keyframe_part_max = REC_PAYLOAD_MAX - COLL_REC_KEYFRAME_HDR;
+	uint64_t tick = job->tick_ns ? job->tick_ns : 1000000000ull;
+	if (!r->opts.detail_ns)
+		r->opts.detail_ns = COLL_RECORD_DETAIL_NS;
+	if (!r->opts.counters_ns)
+		r->opts.counters_ns = COLL_RECORD_COUNTERS_NS;
+	r->detail_every = r->opts.detail_ns == UINT64_MAX ? 1 : r->opts.detail_ns / tick;
+	if (r->detail_every < 1)
+		r->detail_every = 1;
+	r->counters_every = r->opts.counters_ns / tick ? r->opts.counters_ns / tick : 1;
+	if (r->detail_every > 1) {
+		struct coll_history_cfg h;
+		coll_history_cfg_default(&h, job->tick_ns);
+		if (job->history_bytes)
+			h.max_bytes = job->history_bytes;
+		coll_state_init(&r->shadow, job->tick_ns, &h);
+		coll_tick_init(&r->lean, 0, job->tick_ns);
+		coll_tick_init(&r->excl, 0, job->tick_ns);
+		r->has_shadow = true;
+	}
 	char id[17], start[32], host[256] = "";
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);
 	coll_iso_time(job->start_ns, start, sizeof start);
 	gethostname(host, sizeof host - 1);
 	json_t *meta = json_pack(
-		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "v", 1, "delta_version",
+		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "v", 1, "delta_version",
 		COLL_DELTA_VERSION, "keyframe_version", COLL_KEYFRAME_VERSION, "job", id, "start",
 		start, "command", job->command ? job->command : "", "host", host, "tick_ns",
 		(json_int_t)job->tick_ns, "keyframe_every_ns",
 		(json_int_t)(r->opts.keyframe_every_ns == UINT64_MAX ? 0 : r->opts.keyframe_every_ns),
-		"history_bytes", (json_int_t)job->history_bytes, "payloads",
-		"DELTA: tick delta body (docs/collector.md); ALERT: alert JSON; KEYFRAME: the window "
+		"history_bytes", (json_int_t)job->history_bytes, "detail_ns",
+		(json_int_t)(r->detail_every > 1 ? r->detail_every * tick : 0), "payloads",
+		"DELTA: tick delta body (docs/collector.md); with detail_ns, the ticks between whole ones hold their LAYER rows; ALERT: alert JSON; KEYFRAME: the window "
 		"state after the DELTA before it, in parts (docs/recording.md)");
 	char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
 	json_decref(meta);
@@ -150,6 +182,64 @@ static enum iop_err write_keyframe(struct coll_record *r, const struct coll_stat
 	return IOP_OK;
 }
 
+/* Counters held back past this many are written at the next tick. */
+#define LEAN_PENDING_MAX (1u << 16)
+
+/* Whether tick t of a lean recording is written whole. */
+static bool lean_whole(const struct coll_record *r, const struct coll_delta *d)
+{
+	for (uint32_t i = 0; i < d->n_procs; i++)
+		if (d->procs[i].state != COLL_PROC_JOINED)
+			return true; /* a process's last rows and counters */
+	return (d->tick.t + 1) % r->detail_every == 0;
+}
+
+/* The delta a lean recording writes for d (record.h), as a view of d: it
+ * shares d's names, processes and monitor counts, and r's rows and
+ * counters. *flush: it carries the counters held back. */
+static enum iop_err lean_view(struct coll_record *r, const struct coll_delta *d,
+                              struct coll_delta *v, bool *flush)
+{
+	int64_t t = d->tick.t;
+	enum iop_err e = coll_ctrset_add_all(&r->pend, d->ctr.v, d->ctr.n, COLL_STATE_MAX_COUNTERS);
+	bool whole = lean_whole(r, d);
+	/* counters go out while they are few: a counter for every two ranks
+	 * and tick (saved up to a period's worth); else once a period */
+	uint64_t ranks = coll_state_ranks_seen(&r->shadow), cap = ranks * r->counters_every / 2;
+	r->ctr_tokens += ranks > 1 ? ranks / 2 : 1;
+	if (r->ctr_tokens > cap)
+		r->ctr_tokens = cap;
+	*flush = e || r->pend.n >= LEAN_PENDING_MAX || (t + 1) % r->counters_every == 0 ||
+	         r->pend.n <= r->ctr_tokens || (whole && (t + 1) % r->detail_every != 0);
+	if (*flush)
+		r->ctr_tokens -= r->pend.n < r->ctr_tokens ? r->pend.n : r->ctr_tokens;
+	*v = *d;
+	v->ctr = *flush ? r->pend : (struct coll_ctrset){0};
+	coll_tick_reset(&r->lean, t);
+	enum iop_err e2 = IOP_OK;
+	if (whole && r->excl.n == 0)
+		return e; /* d's own rows */
+	if (whole)
+		e2 = coll_tick_copy(&r->lean, &d->tick);
+	/* a lean tick: the LAYER rows; each RANK row's exclusive time waits
+	 * for the next whole tick, so that each rank's I/O time adds up */
+	struct coll_tick *to = whole ? &r->lean : &r->excl;
+	const struct coll_tick *from = whole ? &r->excl : &d->tick;
+	for (uint32_t i = 0; !e2 && i < from->n; i++) {
+		const struct coll_key *k = &from->key[i];
+		struct coll_cell *c;
+		if (k->kind == COLL_ROW_RANK && (from->cell[i].excl_ns || whole) &&
+		    !(e2 = coll_tick_row(to, k, &c)))
+			c->excl_ns += from->cell[i].excl_ns;
+		if (!whole && k->kind == COLL_ROW_LAYER && !(e2 = coll_tick_row(&r->lean, k, &c)))
+			e2 = coll_cell_merge(c, &from->cell[i]);
+	}
+	if (whole && !e2)
+		coll_tick_reset(&r->excl, t);
+	v->tick = r->lean;
+	return e ? e : e2;
+}
+
 void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
                             const struct coll_state *s)
 {
@@ -157,7 +247,19 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 		return;
 	size_t len;
 	uint64_t end_ns = (uint64_t)(d->tick.t + 1) * d->tick.tick_ns;
+	struct coll_delta lean;
+	bool flush = false;
+	if (r->has_shadow) {
+		(void)lean_view(r, d, &lean, &flush);
+		d = &lean;
+	}
 	enum iop_err e = coll_delta_encode_body_buf(d, REC_PAYLOAD_MAX, &r->buf, &r->cap, &len);
+	if (!e && r->has_shadow) {
+		(void)coll_state_apply(&r->shadow, d);
+		s = s ? &r->shadow : NULL;
+		if (flush)
+			coll_ctrset_clear(&r->pend);
+	}
 	if (!e)
 		e = rec_write(r->w, REC_DELTA, end_ns, r->buf, len);
 	if (!e)
@@ -167,9 +269,10 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 	uint64_t every = r->opts.keyframe_every_ns;
 	if (!e && s && every != UINT64_MAX) {
 		bool due = end_ns / every > r->last_key_ns / every;
-		if (due && r->spaced && r->key_bytes &&
-		    r->delta_bytes < r->key_bytes / KEYFRAME_DELTA_SHARE &&
-		    end_ns - r->last_key_ns < KEYFRAME_MAX_PERIODS * every)
+		uint64_t share = r->has_shadow ? LEAN_KEYFRAME_DELTA_SHARE : KEYFRAME_DELTA_SHARE;
+		uint64_t periods = r->has_shadow ? LEAN_KEYFRAME_MAX_PERIODS : KEYFRAME_MAX_PERIODS;
+		if (due && r->spaced && r->key_bytes && r->delta_bytes < r->key_bytes * share &&
+		    end_ns - r->last_key_ns < periods * every)
 			due = false;
 		if (!r->last_key_ns)
 			r->last_key_ns = end_ns;
@@ -234,5 +337,11 @@ void coll_record_close(struct coll_record *r)
 	free(r->kf);
 	free(r->part);
 	free(r->path);
+	if (r->has_shadow) {
+		coll_state_free(&r->shadow);
+		coll_tick_free(&r->lean);
+		coll_tick_free(&r->excl);
+	}
+	coll_ctrset_free(&r->pend);
 	free(r);
 }

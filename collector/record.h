@@ -26,11 +26,30 @@ struct coll_record;
 #define COLL_REC_KEYFRAME_PARTS  4096
 #define COLL_REC_KEYFRAME_HDR    32 /* at most, before a part's bytes */
 
+/* A lean recording (the default) writes each tick's LAYER rows whole,
+ * and the whole tick (RANK, FILE and SITE rows too) every detail_ns of
+ * ticks and when a process ends or goes; the counters as soon as they
+ * are few (a counter for every two ranks and tick, saved up over
+ * counters_ns), else
+ * every counters_ns, and with those ends. The RANK rows' exclusive time of the ticks between
+ * is added to the next whole tick's, so each rank's I/O time adds up. A
+ * lean tick is what the history's budget leaves of a tick (state.h,
+ * "thinned"), so every reader takes it as it is. Its keyframes are of the
+ * state a reader builds from what was written (a second state the
+ * recorder keeps), spaced to at most an eighth of the DELTAs' bytes or an
+ * hour (docs/recording.md). */
+#define COLL_RECORD_DETAIL_NS   (60 * 1000000000ull)
+#define COLL_RECORD_COUNTERS_NS (600 * 1000000000ull)
+
 struct coll_record_opts {
 	uint64_t keyframe_every_ns; /* 0: 60 s, spaced by cost (below); UINT64_MAX:
 	                               no keyframes */
 	size_t keyframe_part_max;   /* bytes of keyframe per frame; 0: as many as a
 	                               frame takes (tests make it small) */
+	uint64_t detail_ns;   /* 0: a lean recording, the whole tick every
+	                         COLL_RECORD_DETAIL_NS (below); UINT64_MAX:
+	                         every tick whole ("full") */
+	uint64_t counters_ns; /* lean: counters every this long (0: 10 min) */
 };
 
 /* NULL on failure, with the reason printed. opts may be NULL (defaults). */
@@ -46,7 +65,9 @@ struct coll_record *coll_record_open(const char *path, const struct coll_job_inf
  * period's multiple, it waits until the DELTAs since the last one are as
  * large as that one, or 10 periods have passed (so keyframes are at most about as many bytes
  * as the DELTAs, and a seek reads at most a keyframe's bytes of DELTAs
- * after it; docs/recording.md). A keyframe
+ * after it; docs/recording.md); a lean recording's wait for 8 times their
+ * bytes or 60 periods, and are of the state built from what was written. A
+ * keyframe
  * that cannot be built (out of memory, over COLL_REC_KEYFRAME_MAX) is
  * skipped and counted; the recording goes on. */
 void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,

@@ -51,7 +51,9 @@ int coll_rootout_start(struct coll_rootout *o, const struct coll_job_info *job,
 	o->job.history_bytes = state->max_bytes;
 	o->state = state;
 	coll_headless_meta(&o->out, &o->job);
-	if (o->opt->record_path && !(o->rec = coll_record_open(o->opt->record_path, &o->job)))
+	struct coll_record_opts ro = {.detail_ns = o->opt->record_detail_ns};
+	if (o->opt->record_path &&
+	    !(o->rec = coll_record_open_opts(o->opt->record_path, &o->job, &ro)))
 		return 2;
 	return 0;
 }
@@ -80,7 +82,8 @@ void coll_rootout_tick(void *arg, const struct coll_delta *d, const struct coll_
 {
 	struct coll_rootout *o = arg;
 	coll_headless_tick(&o->out, d, s);
-	(void)coll_judge_tick(o->alerts, d, s, on_alert, o);
+	if (!o->recorded_alerts)
+		(void)coll_judge_tick(o->alerts, d, s, on_alert, o);
 	coll_record_tick_state(o->rec, d, s);
 	if (o->view)
 		coll_viewsrv_tick(o->view, d, s);
@@ -104,6 +107,17 @@ void coll_rootout_view_pump(struct coll_rootout *o)
 {
 	if (o->view)
 		coll_viewsrv_pump(o->view, o->state, o->alerts);
+}
+
+void coll_rootout_alert(struct coll_rootout *o, const struct coll_alert *a)
+{
+	on_alert(o, a);
+}
+
+void coll_rootout_finish_alerts(struct coll_rootout *o, uint64_t end_ns, json_t *alerts)
+{
+	o->job.end_ns = end_ns;
+	coll_headless_summary(&o->out, o->state, &o->job, alerts, o->opt->summary_path);
 }
 
 void coll_rootout_finish(struct coll_rootout *o, uint64_t end_ns)

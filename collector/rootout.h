@@ -25,6 +25,8 @@ struct coll_rootout {
 	FILE *alerts_file;
 	struct coll_job_info job;
 	const struct coll_state *state; /* the root's, for names */
+	bool recorded_alerts; /* the alerts come from a recording (coll_rootout_alert):
+	                         the ticks are not judged */
 };
 
 /* Loads the rules and opens the outputs; 0, or the exit status to give
@@ -45,6 +47,12 @@ void coll_rootout_view_pump(struct coll_rootout *o);
 void coll_rootout_tick(void *o, const struct coll_delta *d, const struct coll_state *s);
 /* Ends the alerts with the last tick and writes the summary. */
 void coll_rootout_finish(struct coll_rootout *o, uint64_t end_ns);
+/* An alert transition read from a recording, written to the outputs as the
+ * live root wrote it (with recorded_alerts). */
+void coll_rootout_alert(struct coll_rootout *o, const struct coll_alert *a);
+/* coll_rootout_finish with the alerts given (the summary's JSON array,
+ * stolen) instead of the judged ones. */
+void coll_rootout_finish_alerts(struct coll_rootout *o, uint64_t end_ns, json_t *alerts);
 void coll_rootout_close(struct coll_rootout *o);
 
 #endif

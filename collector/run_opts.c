@@ -24,6 +24,11 @@ static void usage(FILE *to)
 	        "  --alerts FILE         append alerts as JSON lines to FILE\n"
 	        "  --summary-json FILE   write the end-of-job summary as JSON to FILE\n"
 	        "  --record FILE         record the session to FILE (.iop)\n"
+	        "  --record-detail DUR|full  with --record: the per-layer rows of every tick,\n"
+	        "                        and the whole tick (per rank, file and call site) every\n"
+	        "                        DUR (default 60s) and when a process ends; full: every\n"
+	        "                        tick whole, as the live view had it (about 16 times the\n"
+	        "                        bytes; docs/recording.md)\n"
 	        "  --record-events       with --record: keep every event too (EVENTS frames), for\n"
 	        "                        'iopulse export --format chrome'; the file grows with\n"
 	        "                        the calls (tens of bytes each)\n"
@@ -109,9 +114,9 @@ static void collector_usage(FILE *to)
 	        "  --exit-idle DUR       (leaf) exit once every process it saw has ended and DUR\n"
 	        "                        passed without a new one (default: run until SIGTERM)\n"
 	        "  --tick MS             tick length, as for iopulse run (default 1000)\n"
-	        "  --format, --alerts, --summary-json, --record, --rules, --status-every,\n"
-	        "  --history-mib         (root) as for iopulse run; the summary is written when\n"
-	        "                        it ends (SIGTERM or SIGINT)\n"
+	        "  --format, --alerts, --summary-json, --record, --record-detail, --rules,\n"
+	        "  --status-every,       (root) as for iopulse run; the summary is written when\n"
+	        "  --history-mib         it ends (SIGTERM or SIGINT)\n"
 	        "  -h, --help            this text\n"
 	        "\n"
 	        "Exit status: 0 after SIGTERM/SIGINT or --exit-idle; 1 usage; 2 runtime error.\n");
@@ -151,12 +156,13 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 {
 	memset(o, 0, sizeof(*o));
 	o->tick_ns = 1000000000ull;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW, O_EVENTS, O_HISTORY };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW, O_EVENTS, O_HISTORY, O_DETAIL };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
 		{"record", required_argument, NULL, O_RECORD}, {"tick", required_argument, NULL, O_TICK},
 		{"record-events", no_argument, NULL, O_EVENTS},
+		{"record-detail", required_argument, NULL, O_DETAIL},
 		{"rules", required_argument, NULL, O_RULES},   {"fail-on", required_argument, NULL, O_FAIL},
 		{"status-every", required_argument, NULL, O_STATUS},
 		{"also-preload", required_argument, NULL, O_PRELOAD},
@@ -180,6 +186,15 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		case O_SUMMARY: o->summary_path = optarg; break;
 		case O_RECORD: o->record_path = optarg; break;
 		case O_EVENTS: o->record_events = true; break;
+		case O_DETAIL:
+			o->record_detail_ns = !strcmp(optarg, "full") ? UINT64_MAX
+			                                              : coll_parse_duration_ns(optarg);
+			if (!o->record_detail_ns ||
+			    (o->record_detail_ns != UINT64_MAX &&
+			     o->record_detail_ns > 86400 * 1000000000ull))
+				return bad("--record-detail takes a duration up to 24h (60s, 5m) or full, not",
+				           optarg);
+			break;
 		case O_RULES: o->rules_path = optarg; break;
 		case O_PRELOAD: o->also_preload = optarg; break;
 		case O_LISTEN:
@@ -254,8 +269,9 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 	}
 	if (o->role != ROLE_NONE || o->parent || o->dir || o->card || o->exit_idle_ns || o->n_listens > 1)
 		return bad("an option of iopulse collector, not of iopulse run:", argv[optind - 1]);
-	if (o->record_events && !o->record_path) {
-		fprintf(stderr, "iopulse run: --record-events needs --record FILE\n");
+	if ((o->record_events || o->record_detail_ns) && !o->record_path) {
+		fprintf(stderr, "iopulse run: %s needs --record FILE\n",
+		        o->record_events ? "--record-events" : "--record-detail");
 		return 1;
 	}
 	if (optind >= argc) {

@@ -84,6 +84,10 @@ struct coll_state {
 	uint64_t history_bytes;  /* what the tiers hold now, by coll_tick_bytes() */
 	uint64_t thinned;        /* ticks and bins the budget has thinned */
 	int64_t first_t, last_t; /* ticks applied; first_t = INT64_MIN before any */
+	uint32_t detail_ticks;   /* a lean recording's (record.h): its ticks hold their
+	                            RANK, FILE and SITE rows once in this many (and
+	                            when a process ends); 0 or 1: every tick. Set by
+	                            its reader, not kept in keyframes */
 	uint64_t ticks_applied;
 };
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alert_rec.h"
 #include "alerts.h"
 #include "delta.h"
 #include "judge.h"
@@ -59,6 +60,11 @@ int rec_cmd_verify(int argc, char **argv)
 	printf("%-10s %s\n", "command", o.command);
 	printf("%-10s %" PRIu64 " MiB (older ticks keep their layer rows only past it)\n",
 	       "history", o.history_bytes >> 20);
+	if (o.detail_ns)
+		printf("%-10s lean: every tick's layer rows; ranks, files and call sites every %g s "
+		       "and when a process ended\n", "detail", o.detail_ns / 1e9);
+	else
+		printf("%-10s full: every tick whole\n", "detail");
 	print_time("first", info.first_ns);
 	print_time("last", info.last_ns);
 	printf("%-10s", "frames");
@@ -108,7 +114,8 @@ static int replay_all(struct rec_opened *o, struct replayed *x)
 			first = false;
 		}
 		(void)coll_state_apply(&x->state, &d);
-		(void)coll_judge_tick(x->alerts, &d, &x->state, ignore_alert, NULL);
+		if (!o->detail_ns) /* a lean one's alerts are its ALERT frames' */
+			(void)coll_judge_tick(x->alerts, &d, &x->state, ignore_alert, NULL);
 		if (!x->first_ns)
 			x->first_ns = (uint64_t)d.tick.t * d.tick.tick_ns;
 		x->last_ns = rec_tick_end_ns(&d);
@@ -144,7 +151,8 @@ int rec_cmd_summary(int argc, char **argv)
 			fprintf(to, "usage: iopulse summary FILE [--json] [--rules FILE]\n"
 			            "Prints the end-of-job summary of a recording (the table headless mode\n"
 			            "prints, or with --json the summary record), the alerts re-run on its\n"
-			            "ticks with the default thresholds or those of --rules FILE.\n"
+			            "ticks with the default thresholds or those of --rules FILE; a lean\n"
+			            "recording's (iopulse run --record-detail) are those the live run raised.\n"
 			            "\n"
 			            "  --json                the summary record (JSON) instead of the table\n"
 			            "                        (default: the table)\n"
@@ -174,6 +182,11 @@ int rec_cmd_summary(int argc, char **argv)
 	int rc = rec_opened_open("summary", argv[optind], &o);
 	if (rc)
 		return rc;
+	if (o.detail_ns && rules_path) {
+		fprintf(stderr, "%s", rec_lean_rules_msg("summary", argv[optind]));
+		rec_opened_close(&o);
+		return 1;
+	}
 	struct replayed x = {0};
 	if (coll_alerts_new(&rules, &x.alerts) != IOP_OK) {
 		rec_opened_close(&o);
@@ -186,8 +199,15 @@ int rec_cmd_summary(int argc, char **argv)
 	size_t n;
 	uint64_t not_kept;
 	(void)coll_alerts_history(x.alerts, &n, &not_kept);
+	struct coll_alert_list lean = {0};
+	if (o.detail_ns) {
+		coll_alert_list_load(o.r, o.tick_ns, &lean);
+		n = lean.n;
+	}
 	if (as_json) {
-		json_t *s = coll_summary_json(&x.state, &job, coll_judge_history_json(x.alerts, &x.state));
+		json_t *alerts = o.detail_ns ? coll_alert_list_json(&lean, x.last_ns, &x.state)
+		                             : coll_judge_history_json(x.alerts, &x.state);
+		json_t *s = coll_summary_json(&x.state, &job, alerts);
 		json_dumpf(s, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(16));
 		putchar('\n');
 		json_decref(s);
@@ -199,6 +219,7 @@ int rec_cmd_summary(int argc, char **argv)
 		rc = 2;
 	}
 	rec_report_damage("summary", argv[optind], o.r, x.bad_deltas);
+	coll_alert_list_free(&lean);
 	coll_alerts_free(x.alerts);
 	coll_state_free(&x.state);
 	rec_opened_close(&o);

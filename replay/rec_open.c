@@ -44,6 +44,8 @@ enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *w
 			o->tick_ns = (uint64_t)tick;
 		json_int_t hb = json_integer_value(json_object_get(m, "history_bytes"));
 		o->history_bytes = hb > 0 ? (uint64_t)hb : COLL_HISTORY_BYTES;
+		json_int_t dn = json_integer_value(json_object_get(m, "detail_ns"));
+		o->detail_ns = dn > 0 ? (uint64_t)dn : 0;
 		json_int_t dv = json_integer_value(json_object_get(m, "delta_version"));
 		json_decref(m);
 		if (dv != COLL_DELTA_VERSION) {
@@ -131,4 +133,22 @@ void rec_opened_state_init(const struct rec_opened *o, struct coll_state *s, uin
 	coll_history_cfg_default(&h, tick_ns);
 	h.max_bytes = o->history_bytes;
 	coll_state_init(s, tick_ns, &h);
+	s->detail_ticks = rec_opened_detail_ticks(o, tick_ns);
+}
+
+uint32_t rec_opened_detail_ticks(const struct rec_opened *o, uint64_t tick_ns)
+{
+	uint64_t n = tick_ns ? o->detail_ns / tick_ns : 0;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+const char *rec_lean_rules_msg(const char *cmd, const char *path)
+{
+	static char msg[1024];
+	snprintf(msg, sizeof msg,
+	         "iopulse %s: %s is a lean recording (whole ticks once a period; iopulse run "
+	         "--record-detail): its alerts are those the live run raised, and --rules cannot "
+	         "judge it again; record with --record-detail full for that\n",
+	         cmd, path);
+	return msg;
 }

@@ -19,6 +19,7 @@ struct rec_opened {
 	struct rec_reader *r;
 	uint64_t job_id, tick_ns, start_ns; /* tick_ns: META's, else 1 s */
 	uint64_t history_bytes; /* the root's history budget (META), else the default */
+	uint64_t detail_ns;     /* a lean recording's whole ticks' period (META); 0: full */
 	char command[1024];
 };
 
@@ -30,8 +31,12 @@ enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *w
 void rec_opened_close(struct rec_opened *o);
 /* Initialises a state for the recording's ticks of tick_ns, with the
  * history budget the recording's root had (so that replay thins the
- * same ticks as the live state did). */
+ * same ticks as the live state did), and its detail_ticks
+ * (rec_opened_detail_ticks). */
 void rec_opened_state_init(const struct rec_opened *o, struct coll_state *s, uint64_t tick_ns);
+/* A lean recording's whole ticks' period in ticks of tick_ns (state.h,
+ * detail_ticks); 0 for a full one. */
+uint32_t rec_opened_detail_ticks(const struct rec_opened *o, uint64_t tick_ns);
 
 /* The next DELTA frame from the reader's position, decoded into d (made
  * with coll_delta_init); its frame in f when f is not NULL. DELTAs that
@@ -56,6 +61,10 @@ static inline void rec_follow_free(struct rec_follow *fw)
 {
 	(void)fw;
 }
+
+/* Why --rules cannot be applied to a lean recording (a line for stderr,
+ * in a static buffer). */
+const char *rec_lean_rules_msg(const char *cmd, const char *path);
 
 /* The end of a DELTA's tick, its frame time. */
 static inline uint64_t rec_tick_end_ns(const struct coll_delta *d)

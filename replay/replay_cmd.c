@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alert_rec.h"
 #include "clock.h"
 #include "rec_open.h"
 #include "rootout.h"
@@ -34,7 +35,9 @@ static void usage(FILE *to)
 	        "  --headless            no dashboard: re-run the alerts on the recorded ticks and\n"
 	        "                        write alerts and the summary as iopulse run does (also\n"
 	        "                        when stdout or stdin is not a terminal, with --format\n"
-	        "                        jsonl, --alerts, --summary-json, --rules or --fail-on)\n"
+	        "                        jsonl, --alerts, --summary-json, --rules or --fail-on);\n"
+	        "                        a lean recording's alerts (iopulse run --record-detail)\n"
+	        "                        are those the live run raised\n"
 	        "  --format text|jsonl   text: alert lines and the summary on stderr (default);\n"
 	        "                        jsonl: JSON lines on stdout (meta, sample per tick,\n"
 	        "                        alert, summary)\n"
@@ -188,12 +191,47 @@ static void pace(double speed, uint64_t t0_ns, uint64_t wall0_ns, uint64_t end_n
 	}
 }
 
+/* A lean recording's alerts (record.h): its ticks have not the rows the
+ * rules read, so the ALERT records the live root wrote are what it
+ * reports, each when its tick is replayed. */
+struct lean_alerts {
+	struct rec_opened *o;
+	struct coll_rootout *out;
+	struct coll_alert_rec *v; /* in file order */
+	size_t n, cap, next;
+	uint64_t after;
+	struct coll_alert_list list; /* folded so far: the summary's */
+};
+
+static void lean_alerts_load(struct lean_alerts *la)
+{
+	coll_alert_recs_load(la->o->r, la->o->tick_ns, &la->after, &la->v, &la->n, &la->cap);
+}
+
+/* Writes out the records up to the tick ending at end_ns. */
+static void lean_alerts_upto(struct lean_alerts *la, uint64_t end_ns)
+{
+	for (; la->next < la->n && la->v[la->next].t_ns <= end_ns; la->next++) {
+		const struct coll_alert_rec *r = &la->v[la->next];
+		bool escalated;
+		(void)coll_alert_list_fold(&la->list, r, &escalated);
+		struct coll_alert a;
+		coll_alert_rec_alert(r, escalated, &a);
+		coll_rootout_alert(la->out, &a);
+	}
+}
+
 static int headless(const struct rec_replay_opts *opt)
 {
 	struct rec_opened o;
 	int rc = rec_opened_open("replay", opt->path, &o);
 	if (rc)
 		return rc;
+	if (o.detail_ns && opt->run.rules_path) {
+		fprintf(stderr, "%s", rec_lean_rules_msg("replay", opt->path));
+		rec_opened_close(&o);
+		return 1;
+	}
 	struct coll_rootout out;
 	if ((rc = coll_rootout_open(&out, &opt->run, "iopulse replay"))) {
 		coll_rootout_close(&out);
@@ -214,6 +252,11 @@ static int headless(const struct rec_replay_opts *opt)
 	struct rec_follow fw;
 	rec_follow_init(&fw, &o, opt->follow);
 	uint64_t bad_deltas = 0, t0 = 0, wall0 = 0, end_ns = 0;
+	/* a lean recording's alerts: those the live root recorded */
+	struct lean_alerts la = {.o = &o, .out = &out};
+	out.recorded_alerts = o.detail_ns != 0;
+	if (out.recorded_alerts)
+		lean_alerts_load(&la);
 	enum iop_err e;
 	while (!stop && (e = rec_follow_next_delta(&fw, &d, &bad_deltas, &stop)) == IOP_OK) {
 		if (!state.ticks_applied && d.tick.tick_ns != state.tick_ns) {
@@ -227,6 +270,11 @@ static int headless(const struct rec_replay_opts *opt)
 		}
 		pace(opt->speed, t0, wall0, end_ns);
 		(void)coll_state_apply(&state, &d);
+		if (out.recorded_alerts) {
+			if (opt->follow && d.tick.t % 10 == 0)
+				lean_alerts_load(&la);
+			lean_alerts_upto(&la, end_ns);
+		}
 		coll_rootout_tick(&out, &d, &state);
 	}
 	coll_delta_free(&d);
@@ -235,7 +283,18 @@ static int headless(const struct rec_replay_opts *opt)
 		        iop_strerror(e));
 		rc = 2;
 	}
-	coll_rootout_finish(&out, end_ns ? end_ns : o.start_ns);
+	if (out.recorded_alerts) {
+		if (!stop) {
+			lean_alerts_load(&la);
+			lean_alerts_upto(&la, UINT64_MAX);
+		}
+		coll_rootout_finish_alerts(&out, end_ns ? end_ns : o.start_ns,
+		                           coll_alert_list_json(&la.list, end_ns, &state));
+		free(la.v);
+		coll_alert_list_free(&la.list);
+	} else {
+		coll_rootout_finish(&out, end_ns ? end_ns : o.start_ns);
+	}
 	rec_report_damage("replay", opt->path, o.r, bad_deltas);
 	if (!rc && out.out.write_errors) /* said once when it happened */
 		rc = 2;

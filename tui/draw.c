@@ -96,6 +96,12 @@ static void draw_job_line(struct tui_dash *d)
 	         " job %016" PRIx64 "  ranks %u (%u live)  nodes %u  wall %s  tick %s  window %s  at %s",
 	         job.id, coll_state_ranks_seen(s), coll_state_ranks_live(s), coll_state_nodes(s), wall,
 	         tick, win, at);
+	if (s->detail_ticks > 1) { /* a lean recording: ranks, files, sites once a period */
+		char every[32];
+		coll_fmt_secs(every, sizeof every, s->detail_ticks * (s->tick_ns / 1e9));
+		size_t n = strlen(line);
+		snprintf(line + n, sizeof line - n, "  detail every %s", every);
+	}
 	put(0, x, COLS - x, line);
 }
 

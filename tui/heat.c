@@ -101,7 +101,8 @@ enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
 	const struct coll_tick *prev = NULL;
 	for (uint32_t c = 0; c < h->cols; c++) {
 		const struct coll_tick *k = coll_state_tick(s, h->t0 + c);
-		if (k && coll_tick_thinned(k)) { /* the history kept its layers only */
+		if (k && !tick_has_detail(s, k)) { /* its layers only: the history's
+		                                      budget, or a lean recording */
 			for (uint32_t r = 0; r < h->rows; r++)
 				h->flag[(size_t)r * h->cols + c] = 3;
 			continue;

@@ -147,17 +147,44 @@ bool layer_in_scope(const struct tui_query *q, unsigned layer)
 	return q->layer < 0 || (unsigned)q->layer == layer;
 }
 
+bool tick_has_detail(const struct coll_state *s, const struct coll_tick *k)
+{
+	if (coll_tick_thinned(k))
+		return false;
+	return s->detail_ticks < 2 || k->n || (k->t + 1) % (int64_t)s->detail_ticks == 0;
+}
+
+/* The first tick of a walk over the window: a detail walk of a lean
+ * recording's window without a whole tick reaches back to the last one,
+ * at most detail_ticks before the window's end (so its rank, file and
+ * site rows show between whole ticks). */
+static int64_t walk_from(const struct coll_state *s, const struct tui_query *q, int64_t w,
+                         bool detail)
+{
+	int64_t from = q->t_end - w + 1;
+	if (!detail || s->detail_ticks < 2)
+		return from;
+	for (int64_t t = q->t_end; t > q->t_end - (int64_t)s->detail_ticks; t--) {
+		const struct coll_tick *k = coll_state_tick(s, t);
+		if (k && tick_has_detail(s, k))
+			return t < from ? t : from;
+	}
+	return from;
+}
+
 double window_secs(const struct coll_state *s, const struct tui_query *q, bool detail)
 {
-	int64_t n = q->window ? q->window : 1;
-	if (s->ticks_applied && q->t_end - s->first_t + 1 < n)
-		n = q->t_end - s->first_t + 1;
-	/* thinned ticks (state.h: the history's budget) have no per-rank,
-	 * per-file or per-site rows: a rate over them is over the others */
-	int64_t have = n;
-	for (int64_t t = q->t_end - n + 1; detail && t <= q->t_end; t++) {
+	int64_t w = q->window ? q->window : 1;
+	int64_t from = walk_from(s, q, w, detail);
+	if (s->ticks_applied && from < s->first_t)
+		from = s->first_t;
+	/* thinned ticks (state.h: the history's budget) and a lean
+	 * recording's lean ticks have no per-rank, per-file or per-site rows:
+	 * a rate over them is over the others */
+	int64_t have = q->t_end - from + 1;
+	for (int64_t t = from; detail && t <= q->t_end; t++) {
 		const struct coll_tick *k = coll_state_tick(s, t);
-		have -= k && coll_tick_thinned(k);
+		have -= k && !tick_has_detail(s, k);
 	}
 	if (have < 1)
 		have = 1;
@@ -168,15 +195,18 @@ void window_walk(const struct coll_state *s, const struct tui_query *q, bool spa
                  tick_visit_fn *fn, void *arg)
 {
 	int64_t w = q->window ? q->window : 1;
-	int64_t span = spark && w < TUI_SPARK ? TUI_SPARK : w;
+	int64_t from = walk_from(s, q, w, detail);
+	int64_t span = q->t_end - from + 1;
+	if (spark && span < TUI_SPARK)
+		span = TUI_SPARK;
 	const struct coll_tick *prev = NULL;
 	for (int64_t t = q->t_end - span + 1; t <= q->t_end; t++) {
 		const struct coll_tick *k = coll_state_tick(s, t);
-		if (!k || k == prev || (detail && coll_tick_thinned(k)))
+		if (!k || k == prev || (detail && !tick_has_detail(s, k)))
 			continue;
 		prev = k;
 		int64_t age = q->t_end - t;
-		fn(arg, k, age < w, spark && age < TUI_SPARK ? (int)(TUI_SPARK - 1 - age) : -1,
+		fn(arg, k, t >= from, spark && age < TUI_SPARK ? (int)(TUI_SPARK - 1 - age) : -1,
 		   k->t == q->t_end);
 	}
 }

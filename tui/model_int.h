@@ -29,6 +29,12 @@ typedef void tick_visit_fn(void *arg, const struct coll_tick *k, bool in_window,
 void window_walk(const struct coll_state *s, const struct tui_query *q, bool spark, bool detail,
                  tick_visit_fn *fn, void *arg);
 double window_secs(const struct coll_state *s, const struct tui_query *q, bool detail);
+/* Whether k has its rows per rank, file and site: not thinned by the
+ * history's budget, and in a lean recording (state.h, detail_ticks) one
+ * of its whole ticks (an empty tick is whole only on the period). A
+ * detail walk of a lean recording's window without a whole tick reaches
+ * back to the last one, at most detail_ticks before the window's end. */
+bool tick_has_detail(const struct coll_state *s, const struct coll_tick *k);
 bool layer_in_scope(const struct tui_query *q, unsigned layer);
 
 /* uint64 id -> index, open addressing. */

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "events.h"
 #include "hash.h"
+#include "alert_rec.h"
 #include "rec_open.h"
 #include "rec_state.h"
 #include "summary.h"
@@ -38,10 +39,9 @@ struct replay {
 	int64_t t0;
 	uint64_t wall0;
 	int tfd;
-	struct alert_rec *recs; /* every ALERT record, in the file's order */
+	struct coll_alert_rec *recs; /* every ALERT record, in the file's order */
 	size_t n_recs, cap_recs;
-	struct coll_alert_record *alerts; /* folded as of alerts_upto */
-	size_t n_alerts, cap_alerts;
+	struct coll_alert_list alerts; /* folded as of alerts_upto */
 	uint64_t alerts_upto;
 	size_t alerts_recs; /* n_recs when folded */
 	uint64_t alert_off; /* the last ALERT frame taken in */
@@ -62,62 +62,7 @@ static void set_error(struct replay *p, const char *fmt, const char *detail)
 	p->err_new = true;
 }
 
-/* ---- alerts: the ALERT frames' JSON records, put back together ---- */
-
-static bool same_subject(const struct coll_alert_record *a, const struct coll_alert_record *b)
-{
-	return a->kind == b->kind && a->rank == b->rank && a->file == b->file && a->layer == b->layer;
-}
-
-enum { AREC_START, AREC_ONGOING, AREC_END };
-
-/* Room for element n of a growable array; false when out of memory. */
-static bool room(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? 2 * *cap : 64;
-	void *nv = realloc(*v, c * size);
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = c;
-	return true;
-}
-
-/* One ALERT record: the alert as that record states it, and when. */
-struct alert_rec {
-	struct coll_alert_record a;
-	uint64_t t_ns;
-	uint8_t state;
-};
-
-/* Folds one record into p->alerts as the live root's alert history does:
- * a start opens an alert; ongoing records raise its severity and peak;
- * the end closes it. */
-static void fold_alert(struct replay *p, const struct alert_rec *r)
-{
-	const struct coll_alert_record *a = &r->a;
-	struct coll_alert_record *open = NULL;
-	for (size_t i = p->n_alerts; i-- > 0 && !open;)
-		if (!p->alerts[i].end_ns && same_subject(&p->alerts[i], a))
-			open = &p->alerts[i];
-	if (r->state == AREC_START || !open) {
-		if (room((void **)&p->alerts, &p->cap_alerts, p->n_alerts, sizeof *p->alerts))
-			p->alerts[p->n_alerts++] = *a;
-	} else if (r->state == AREC_END) {
-		open->end_ns = r->t_ns ? r->t_ns : 1;
-		open->severity = a->severity; /* the peak */
-		open->peak_value = a->peak_value;
-		open->baseline = a->baseline;
-	} else if (a->severity > open->severity ||
-	           (a->severity == open->severity && a->peak_value > open->peak_value)) {
-		open->severity = a->severity;
-		open->peak_value = a->peak_value;
-		open->baseline = a->baseline;
-		snprintf(open->message, sizeof open->message, "%s", a->message);
-	}
-}
+/* ---- alerts: the ALERT frames' JSON records, put back together (alert_rec.h) ---- */
 
 /* The alerts as the live dashboard had them when the tick ending at upto
  * closed: records up to then folded in; of later ones only the starts
@@ -127,69 +72,20 @@ static void fold_alerts(struct replay *p, uint64_t upto)
 {
 	if (p->alerts_upto == upto && p->alerts_recs == p->n_recs && p->n_recs)
 		return;
-	p->n_alerts = 0;
+	p->alerts.n = 0;
 	for (size_t i = 0; i < p->n_recs; i++)
-		if (p->recs[i].t_ns <= upto || p->recs[i].state == AREC_START)
-			fold_alert(p, &p->recs[i]);
+		if (p->recs[i].t_ns <= upto || p->recs[i].state == COLL_AREC_START)
+			(void)coll_alert_list_fold(&p->alerts, &p->recs[i], NULL);
 	p->alerts_upto = upto;
 	p->alerts_recs = p->n_recs;
 }
 
-static void take_alert(struct replay *p, const char *json, size_t len)
-{
-	json_t *o = json_loadb(json, len, 0, NULL);
-	const char *state = json_string_value(json_object_get(o, "state"));
-	const char *kind = json_string_value(json_object_get(o, "kind"));
-	const char *sev = json_string_value(json_object_get(o, "severity"));
-	struct alert_rec r = {.a = {.rank = COLL_RANK_NONE, .layer = -1}};
-	struct coll_alert_record *a = &r.a;
-	if (!state || !kind || !sev || !coll_alert_kind_from_name(kind, &a->kind)) {
-		json_decref(o);
-		return;
-	}
-	r.state = !strcmp(state, "start") ? AREC_START : !strcmp(state, "end") ? AREC_END : AREC_ONGOING;
-	a->severity = !strcmp(sev, "crit") ? COLL_SEV_CRIT : COLL_SEV_WARN;
-	json_t *rank = json_object_get(o, "rank");
-	if (json_is_integer(rank))
-		a->rank = (uint32_t)json_integer_value(rank);
-	const char *file = json_string_value(json_object_get(o, "file"));
-	if (file)
-		a->file = !strncmp(file, "0x", 2) && strlen(file) == 18 ? strtoull(file + 2, NULL, 16)
-		                                                        : iop_hash_str(file);
-	const char *layer = json_string_value(json_object_get(o, "layer"));
-	for (int l = 0; layer && l < IOP_LAYER__COUNT; l++)
-		if (!strcmp(layer, iop_layer_name((enum iop_layer)l)))
-			a->layer = l;
-	r.t_ns = (uint64_t)(json_number_value(json_object_get(o, "t")) * 1e9 + 0.5);
-	json_t *start = json_object_get(o, "start"); /* recordings since iopulse 0.1 */
-	a->start_ns = json_is_number(start) ? (uint64_t)(json_number_value(start) * 1e9 + 0.5)
-	                                    : r.t_ns - (r.t_ns >= p->o.tick_ns ? p->o.tick_ns : 0);
-	a->peak_value = json_number_value(json_object_get(o, "value"));
-	a->baseline = json_number_value(json_object_get(o, "baseline"));
-	const char *msg = json_string_value(json_object_get(o, "message"));
-	snprintf(a->message, sizeof a->message, "%s", msg ? msg : "");
-	json_decref(o);
-	if (room((void **)&p->recs, &p->cap_recs, p->n_recs, sizeof *p->recs))
-		p->recs[p->n_recs++] = r;
-}
-
 /* Takes in the ALERT frames after those already taken (all of them at
- * open; the new ones when a followed file grew). They are all in the
- * index, which lists every ALERT frame. */
+ * open; the new ones when a followed file grew). */
 static void load_alerts(struct replay *p)
 {
-	const struct rec_index_entry *ix;
-	size_t n;
-	if (rec_index(p->o.r, &ix, &n) != IOP_OK)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		struct rec_frame f;
-		if (ix[i].type != REC_ALERT || (p->alert_off && ix[i].offset <= p->alert_off) ||
-		    rec_read_at(p->o.r, ix[i].offset, &f, NULL, 0) != IOP_OK)
-			continue;
-		take_alert(p, (const char *)f.payload, f.len);
-		p->alert_off = ix[i].offset;
-	}
+	coll_alert_recs_load(p->o.r, p->o.tick_ns, &p->alert_off, &p->recs, &p->n_recs,
+	                     &p->cap_recs);
 }
 
 /* ---- ticks ---- */
@@ -291,8 +187,8 @@ static const struct coll_alert_record *r_alerts(void *self, size_t *n)
 {
 	struct replay *p = self;
 	fold_alerts(p, (uint64_t)(cur_tick(p) + 1) * p->o.tick_ns);
-	*n = p->n_alerts;
-	return p->alerts;
+	*n = p->alerts.n;
+	return p->alerts.v;
 }
 
 static void r_job(void *self, struct tui_job *out)
@@ -356,6 +252,7 @@ static int64_t r_seek(void *self, int64_t t)
 		uint64_t at = (uint64_t)(t + 1) * tick;
 		coll_state_free(&p->st);
 		enum iop_err e = coll_rec_state_at(p->o.r, at, &p->st, NULL);
+		p->st.detail_ticks = rec_opened_detail_ticks(&p->o, p->st.tick_ns);
 		if (!e)
 			e = rec_seek_time(p->o.r, at);
 		/* the reader goes on from the first DELTA after the tick */
@@ -402,7 +299,7 @@ static void r_close(void *self)
 	rec_opened_close(&p->o);
 	if (p->tfd >= 0)
 		close(p->tfd);
-	free(p->alerts);
+	coll_alert_list_free(&p->alerts);
 	free(p->recs);
 	free(p);
 }

@@ -119,7 +119,7 @@ static int setup(void **st)
 		return -1;
 	snprintf(path, sizeof path, "%s/job.iop", dir);
 	struct coll_job_info job = {.id = 0x5eed, .start_ns = T0, .command = "sim", .tick_ns = SEC};
-	struct coll_record_opts o = {.keyframe_every_ns = 10 * SEC};
+	struct coll_record_opts o = {.keyframe_every_ns = 10 * SEC, .detail_ns = UINT64_MAX};
 	if (!(rec = coll_record_open_opts(path, &job, &o)))
 		return -1;
 	struct coll_sim sim;

@@ -90,6 +90,28 @@ enum iop_err tui_synth_state(struct coll_state *s, uint32_t ranks, uint32_t tick
 enum iop_err tui_synth_state_budget(struct coll_state *s, uint32_t ranks, uint32_t ticks,
                                     uint32_t slow, uint64_t max_bytes)
 {
+	return tui_synth_state_lean(s, ranks, ticks, slow, max_bytes, 0);
+}
+
+/* A lean recording's tick between whole ones (record.h): its LAYER rows. */
+static enum iop_err lean_tick(struct coll_tick *k)
+{
+	struct coll_tick keep;
+	coll_tick_init(&keep, k->t, k->tick_ns);
+	enum iop_err e = IOP_OK;
+	for (uint32_t i = 0; i < k->n && !e; i++) {
+		struct coll_cell *c;
+		if (k->key[i].kind == COLL_ROW_LAYER && !(e = coll_tick_row(&keep, &k->key[i], &c)))
+			e = coll_cell_merge(c, &k->cell[i]);
+	}
+	coll_tick_free(k);
+	*k = keep;
+	return e;
+}
+
+enum iop_err tui_synth_state_lean(struct coll_state *s, uint32_t ranks, uint32_t ticks,
+                                  uint32_t slow, uint64_t max_bytes, uint32_t detail)
+{
 	struct coll_history_cfg h;
 	coll_history_cfg_default(&h, 1000000000ull);
 	h.max_bytes = max_bytes;
@@ -103,9 +125,12 @@ enum iop_err tui_synth_state_budget(struct coll_state *s, uint32_t ranks, uint32
 			e = first_tick(&d, ranks);
 		if (!e)
 			e = one_tick(&d, ranks, slow, i);
+		if (!e && detail > 1 && (d.tick.t + 1) % detail != 0)
+			e = lean_tick(&d.tick);
 		if (!e)
 			e = coll_state_apply(s, &d);
 	}
+	s->detail_ticks = detail;
 	coll_delta_free(&d);
 	return e;
 }

@@ -17,6 +17,11 @@ enum iop_err tui_synth_state(struct coll_state *s, uint32_t ranks, uint32_t tick
 /* The same with the history's budget (state.h) set to max_bytes. */
 enum iop_err tui_synth_state_budget(struct coll_state *s, uint32_t ranks, uint32_t ticks,
                                     uint32_t slow, uint64_t max_bytes);
+/* The same as a lean recording with whole ticks every detail ticks
+ * (record.h) reads back: the other ticks keep their LAYER rows, and the
+ * state's detail_ticks is detail (0: every tick whole). */
+enum iop_err tui_synth_state_lean(struct coll_state *s, uint32_t ranks, uint32_t ticks,
+                                  uint32_t slow, uint64_t max_bytes, uint32_t detail);
 
 /* A live source over s: its range and state, no alerts, no fd, job 42
  * started at TUI_SYNTH_T0; for tests and benchmarks that drive the

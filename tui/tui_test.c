@@ -304,6 +304,50 @@ static void thinned_history(void **st)
 	coll_state_free(&s);
 }
 
+/* A lean recording read back (record.h): the rank, file and site views
+ * between whole ticks show the last whole tick's rates, not diluted by
+ * the lean ticks; the layers are every tick's; the heatmap leaves the
+ * lean ticks blank. Without detail_ticks a lean tick shows no rank rates. */
+static void lean_recording(void **st)
+{
+	(void)st;
+	struct coll_state s;
+	assert_int_equal(tui_synth_state_lean(&s, 8, 27, 3, COLL_HISTORY_BYTES, 10), IOP_OK);
+	int64_t whole = s.last_t;
+	while ((whole + 1) % 10)
+		whole--;
+	assert_true(whole < s.last_t); /* the last tick is a lean one */
+	struct tui_table t = {0};
+	struct tui_query q;
+	for (int w = 1; w <= 10; w += 9) {
+		query(&q, TUI_LIST_RANKS, &s, w);
+		assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+		assert_int_equal(t.n, 8);
+		tui_table_sort(&t, TUI_COL_P99, true);
+		assert_int_equal(t.rows[0].rank, 3);
+		assert_true(t.rows[0].v[TUI_COL_WR] == 655360.0); /* the whole tick's rate */
+	}
+	q.list = TUI_LIST_LAYERS;
+	query(&q, TUI_LIST_LAYERS, &s, 1);
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_true(t.rows[IOP_LAYER_POSIX].v[TUI_COL_WR] > 8 * 655360.0); /* the lean tick's */
+	query(&q, TUI_LIST_RANKS, &s, 10);
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	struct tui_heat h = {0};
+	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 20, false), IOP_OK);
+	for (uint32_t c = 0; c < 20; c++)
+		assert_int_equal(h.flag[c] == 3, (h.t0 + c + 1) % 10 != 0);
+	tui_heat_free(&h);
+	s.detail_ticks = 0; /* read as a full recording: no rank rates at a lean tick */
+	query(&q, TUI_LIST_RANKS, &s, 1);
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 8);
+	for (size_t i = 0; i < t.n; i++)
+		assert_true(t.rows[i].v[TUI_COL_WR] == 0);
+	tui_table_free(&t);
+	coll_state_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +355,7 @@ int main(void)
 		cmocka_unit_test(seek_parse),   cmocka_unit_test(formatting),
 		cmocka_unit_test(ranks_table),  cmocka_unit_test(sort_stable),
 		cmocka_unit_test(heat_flags),   cmocka_unit_test(thinned_history),
+		cmocka_unit_test(lean_recording),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

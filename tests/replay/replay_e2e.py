@@ -101,7 +101,10 @@ def record(args, tmp):
     os.mkdir(data)
     launch = launcher(args, 4)
     # a history budget of 1 MiB: the replayed states thin as the live one did
+    # full: every tick whole, so that --rules can judge it again and the
+    # export's rows sum to the totals (the lean default: part follow)
     cmd = [args.iopulse, "run", "--headless", "--tick", "200", "--record", rec,
+           "--record-detail", "full",
            "--summary-json", live_sum, "--alerts", live_alerts, "--history-mib", "1",
            "--also-preload", args.fault, "--"] + launch + [args.fpp, "-n", "2000", "-s",
                                                             str(CHUNK), "-d", data]
@@ -536,6 +539,28 @@ def part_follow(args, tmp, rec, live, live_alerts):
         fail("follow: only %d of %d ticks came out while the job ran" % (during, len(samples)))
     print("follow: %d of %d ticks replayed while the job ran; the summary equals the live one"
           % (during, len(samples)))
+
+    # that recording is lean (the default): verify says so; summary reports
+    # the alerts the live run raised (its ticks cannot be judged again) and
+    # the same totals; --rules is refused with the way out
+    p = run([args.iopulse, "verify", rec])
+    if p.returncode != 0 or "lean:" not in p.stdout:
+        fail("verify of a lean recording: exit %d: %s" % (p.returncode, p.stdout + p.stderr))
+    p = run([args.iopulse, "summary", rec, "--json"])
+    got = json.loads(p.stdout)
+    for key in TOTALS + ("alerts",):
+        if got[key] != want[key]:
+            fail("lean: iopulse summary's %s differ from the live run's" % key)
+    rules = os.path.join(tmp, "lean_rules.json")
+    with open(rules, "w") as f:
+        json.dump({"imbalance": {"warn": 1.01}}, f)
+    for cmd in (["summary", rec, "--rules", rules],
+                ["replay", rec, "--headless", "--rules", rules]):
+        p = run([args.iopulse] + cmd)
+        if p.returncode != 1 or "--record-detail full" not in p.stderr:
+            fail("lean: %s: exit %d: %s" % (cmd[0], p.returncode, p.stderr))
+    print("lean: verify says so; summary's totals and alerts are the live ones; "
+          "--rules refused")
 
     # kill -9 of the whole job while recording, then replay
     job, rec = start_job(args, tmp, "killed", [])

@@ -207,14 +207,18 @@ def check_recording(args, tmp, live):
 def check_output_paths(args, tmp):
     """Outputs that cannot be written are said before the command runs, not
     after the whole job: a --summary-json in a missing directory (exit 2),
-    two outputs in one file (exit 1, usage)."""
+    two outputs in one file, a bad --record-detail or one without --record
+    (exit 1, usage)."""
     ran = os.path.join(tmp, "ran")
     rec = os.path.join(tmp, "same.iop")
     for opts, rc, words in [(["--summary-json", os.path.join(tmp, "none", "s.json")], 2,
                              "cannot write the summary"),
                             (["--record", rec, "--summary-json", rec], 1, "a file each"),
                             (["--record", rec, "--alerts", rec], 1, "a file each"),
-                            (["--summary-json", rec, "--alerts", rec], 1, "a file each")]:
+                            (["--summary-json", rec, "--alerts", rec], 1, "a file each"),
+                            (["--record", rec, "--record-detail", "5x"], 1,
+                             "--record-detail takes a duration"),
+                            (["--record-detail", "full"], 1, "--record-detail needs --record")]:
         p = subprocess.run([args.iopulse, "run", "--headless"] + opts + ["--", "touch", ran],
                            stdin=subprocess.DEVNULL, capture_output=True, text=True,
                            timeout=TIMEOUT_S)
