@@ -39,13 +39,18 @@ struct coll_record {
 	struct coll_record_stats st;
 	/* a lean recording (record.h): detail_every > 1 */
 	struct coll_state shadow;  /* the state a reader builds from what was written */
-	bool has_shadow;           /* lean */
 	uint64_t detail_every, counters_every; /* in ticks */
 	uint64_t ctr_tokens;       /* counters that may go out now (lean_view) */
 	struct coll_tick lean;     /* the rows written */
 	struct coll_tick excl;     /* RANK rows' exclusive time not written yet */
 	struct coll_ctrset pend;   /* counters not written yet: each one's latest */
 };
+
+/* A lean recording (record.h) keeps the state a reader builds. */
+static bool lean(const struct coll_record *r)
+{
+	return r->detail_every > 1;
+}
 
 static void report(struct coll_record *r, enum iop_err e)
 {
@@ -92,16 +97,6 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 	if (r->detail_every < 1)
 		r->detail_every = 1;
 	r->counters_every = r->opts.counters_ns / tick ? r->opts.counters_ns / tick : 1;
-	if (r->detail_every > 1) {
-		struct coll_history_cfg h;
-		coll_history_cfg_default(&h, job->tick_ns);
-		if (job->history_bytes)
-			h.max_bytes = job->history_bytes;
-		coll_state_init(&r->shadow, job->tick_ns, &h);
-		coll_tick_init(&r->lean, 0, job->tick_ns);
-		coll_tick_init(&r->excl, 0, job->tick_ns);
-		r->has_shadow = true;
-	}
 	char id[17], start[32], host[256] = "";
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);
 	coll_iso_time(job->start_ns, start, sizeof start);
@@ -113,7 +108,7 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 		(json_int_t)job->tick_ns, "keyframe_every_ns",
 		(json_int_t)(r->opts.keyframe_every_ns == UINT64_MAX ? 0 : r->opts.keyframe_every_ns),
 		"history_bytes", (json_int_t)job->history_bytes, "detail_ns",
-		(json_int_t)(r->detail_every > 1 ? r->detail_every * tick : 0), "payloads",
+		(json_int_t)(lean(r) ? r->detail_every * tick : 0), "payloads",
 		"DELTA: tick delta body (docs/collector.md); with detail_ns, the ticks between whole ones hold their LAYER rows; ALERT: alert JSON; KEYFRAME: the window "
 		"state after the DELTA before it, in parts (docs/recording.md)");
 	char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
@@ -133,6 +128,15 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 		free(r->path);
 		free(r);
 		return NULL;
+	}
+	if (lean(r)) {
+		struct coll_history_cfg h;
+		coll_history_cfg_default(&h, job->tick_ns);
+		if (job->history_bytes)
+			h.max_bytes = job->history_bytes;
+		coll_state_init(&r->shadow, job->tick_ns, &h);
+		coll_tick_init(&r->lean, 0, job->tick_ns);
+		coll_tick_init(&r->excl, 0, job->tick_ns);
 	}
 	return r;
 }
@@ -185,13 +189,13 @@ static enum iop_err write_keyframe(struct coll_record *r, const struct coll_stat
 /* Counters held back past this many are written at the next tick. */
 #define LEAN_PENDING_MAX (1u << 16)
 
-/* Whether tick t of a lean recording is written whole. */
-static bool lean_whole(const struct coll_record *r, const struct coll_delta *d)
+/* Whether a process ended or went in d: its last rows and counters. */
+static bool procs_end(const struct coll_delta *d)
 {
 	for (uint32_t i = 0; i < d->n_procs; i++)
 		if (d->procs[i].state != COLL_PROC_JOINED)
-			return true; /* a process's last rows and counters */
-	return (d->tick.t + 1) % r->detail_every == 0;
+			return true;
+	return false;
 }
 
 /* The delta a lean recording writes for d (record.h), as a view of d: it
@@ -202,7 +206,7 @@ static enum iop_err lean_view(struct coll_record *r, const struct coll_delta *d,
 {
 	int64_t t = d->tick.t;
 	enum iop_err e = coll_ctrset_add_all(&r->pend, d->ctr.v, d->ctr.n, COLL_STATE_MAX_COUNTERS);
-	bool whole = lean_whole(r, d);
+	bool ends = procs_end(d), whole = ends || (t + 1) % r->detail_every == 0;
 	/* counters go out while they are few: a counter for every two ranks
 	 * and tick (saved up to a period's worth); else once a period */
 	uint64_t ranks = coll_state_ranks_seen(&r->shadow), cap = ranks * r->counters_every / 2;
@@ -210,7 +214,7 @@ static enum iop_err lean_view(struct coll_record *r, const struct coll_delta *d,
 	if (r->ctr_tokens > cap)
 		r->ctr_tokens = cap;
 	*flush = e || r->pend.n >= LEAN_PENDING_MAX || (t + 1) % r->counters_every == 0 ||
-	         r->pend.n <= r->ctr_tokens || (whole && (t + 1) % r->detail_every != 0);
+	         r->pend.n <= r->ctr_tokens || ends;
 	if (*flush)
 		r->ctr_tokens -= r->pend.n < r->ctr_tokens ? r->pend.n : r->ctr_tokens;
 	*v = *d;
@@ -247,14 +251,14 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 		return;
 	size_t len;
 	uint64_t end_ns = (uint64_t)(d->tick.t + 1) * d->tick.tick_ns;
-	struct coll_delta lean;
+	struct coll_delta view;
 	bool flush = false;
-	if (r->has_shadow) {
-		(void)lean_view(r, d, &lean, &flush);
-		d = &lean;
+	if (lean(r)) {
+		(void)lean_view(r, d, &view, &flush);
+		d = &view;
 	}
 	enum iop_err e = coll_delta_encode_body_buf(d, REC_PAYLOAD_MAX, &r->buf, &r->cap, &len);
-	if (!e && r->has_shadow) {
+	if (!e && lean(r)) {
 		(void)coll_state_apply(&r->shadow, d);
 		s = s ? &r->shadow : NULL;
 		if (flush)
@@ -269,8 +273,8 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 	uint64_t every = r->opts.keyframe_every_ns;
 	if (!e && s && every != UINT64_MAX) {
 		bool due = end_ns / every > r->last_key_ns / every;
-		uint64_t share = r->has_shadow ? LEAN_KEYFRAME_DELTA_SHARE : KEYFRAME_DELTA_SHARE;
-		uint64_t periods = r->has_shadow ? LEAN_KEYFRAME_MAX_PERIODS : KEYFRAME_MAX_PERIODS;
+		uint64_t share = lean(r) ? LEAN_KEYFRAME_DELTA_SHARE : KEYFRAME_DELTA_SHARE;
+		uint64_t periods = lean(r) ? LEAN_KEYFRAME_MAX_PERIODS : KEYFRAME_MAX_PERIODS;
 		if (due && r->spaced && r->key_bytes && r->delta_bytes < r->key_bytes * share &&
 		    end_ns - r->last_key_ns < periods * every)
 			due = false;
@@ -337,7 +341,7 @@ void coll_record_close(struct coll_record *r)
 	free(r->kf);
 	free(r->part);
 	free(r->path);
-	if (r->has_shadow) {
+	if (lean(r)) {
 		coll_state_free(&r->shadow);
 		coll_tick_free(&r->lean);
 		coll_tick_free(&r->excl);

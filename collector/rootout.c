@@ -123,13 +123,11 @@ void coll_rootout_finish_alerts(struct coll_rootout *o, uint64_t end_ns, json_t 
 void coll_rootout_finish(struct coll_rootout *o, uint64_t end_ns)
 {
 	const struct coll_state *st = o->state;
-	o->job.end_ns = end_ns;
 	/* Alerts end with the last tick, as when replaying the recording. */
 	coll_alerts_finish(o->alerts,
 	                   st->ticks_applied ? (uint64_t)(st->last_t + 1) * st->tick_ns : end_ns,
 	                   on_alert, o);
-	coll_headless_summary(&o->out, st, &o->job, coll_judge_history_json(o->alerts, st),
-	                      o->opt->summary_path);
+	coll_rootout_finish_alerts(o, end_ns, coll_judge_history_json(o->alerts, st));
 }
 
 void coll_rootout_close(struct coll_rootout *o)

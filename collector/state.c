@@ -92,8 +92,6 @@ static void apply_proc(struct coll_state *s, const struct coll_proc *p)
 
 /* Puts a tick (or a bin) into a tier; the oldest one leaving a full tier
  * is returned in *evicted (the caller owns it) and *has_evicted is set. */
-static enum iop_err thin(struct coll_tick *k);
-
 /* Before a tier takes a new slot: its newest tick or bin is complete,
  * nothing merges into it any more, and it is packed (coll_tick_pack). */
 static void seal_newest(struct coll_tier *tr)
@@ -119,7 +117,7 @@ static enum iop_err tier_push(struct coll_tier *tr, const struct coll_tick *k,
 			 * one's would show as the whole bin's */
 			bool thinned = coll_tick_thinned(newest);
 			enum iop_err e = coll_tick_merge(newest, k);
-			return thinned && !e ? thin(newest) : e;
+			return thinned && !e ? coll_tick_thin(newest) : e;
 		}
 	}
 	if (!tr->v) {
@@ -213,8 +211,7 @@ bool coll_tick_thinned(const struct coll_tick *k)
 	return layer;
 }
 
-/* Keeps k's LAYER rows only, in their order. NOMEM leaves k as it was. */
-static enum iop_err thin(struct coll_tick *k)
+enum iop_err coll_tick_thin(struct coll_tick *k)
 {
 	struct coll_tick keep;
 	coll_tick_init(&keep, k->t, k->tick_ns);
@@ -279,7 +276,7 @@ static void enforce_budget(struct coll_state *s)
 		for (uint32_t j = 0; j < n && s->history_bytes > s->max_bytes; j++) {
 			uint32_t pos = (tr->head + j) % tr->cap;
 			struct coll_tick *k = &tr->v[pos];
-			if (!tr->bytes || coll_tick_thinned(k) || k->n == 0 || thin(k))
+			if (!tr->bytes || coll_tick_thinned(k) || k->n == 0 || coll_tick_thin(k))
 				continue;
 			uint64_t before = tr->bytes[pos];
 			tr->bytes[pos] = coll_tick_bytes(k);

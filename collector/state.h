@@ -114,6 +114,10 @@ uint64_t coll_tick_bytes(const struct coll_tick *k);
 void coll_state_history_measure(struct coll_state *s);
 /* Whether the tick or bin was thinned: LAYER rows and no other. */
 bool coll_tick_thinned(const struct coll_tick *k);
+/* Keeps k's LAYER rows only, in their order (what the budget leaves of a
+ * tick, and a lean recording's tick between whole ones). NOMEM leaves k
+ * as it was. */
+enum iop_err coll_tick_thin(struct coll_tick *k);
 
 /* The exact totals, walked: each process's latest counter that is not all
  * zero, as a FILE row's key (file, rank, layer, class) and a cell with

@@ -93,22 +93,6 @@ enum iop_err tui_synth_state_budget(struct coll_state *s, uint32_t ranks, uint32
 	return tui_synth_state_lean(s, ranks, ticks, slow, max_bytes, 0);
 }
 
-/* A lean recording's tick between whole ones (record.h): its LAYER rows. */
-static enum iop_err lean_tick(struct coll_tick *k)
-{
-	struct coll_tick keep;
-	coll_tick_init(&keep, k->t, k->tick_ns);
-	enum iop_err e = IOP_OK;
-	for (uint32_t i = 0; i < k->n && !e; i++) {
-		struct coll_cell *c;
-		if (k->key[i].kind == COLL_ROW_LAYER && !(e = coll_tick_row(&keep, &k->key[i], &c)))
-			e = coll_cell_merge(c, &k->cell[i]);
-	}
-	coll_tick_free(k);
-	*k = keep;
-	return e;
-}
-
 enum iop_err tui_synth_state_lean(struct coll_state *s, uint32_t ranks, uint32_t ticks,
                                   uint32_t slow, uint64_t max_bytes, uint32_t detail)
 {
@@ -126,7 +110,7 @@ enum iop_err tui_synth_state_lean(struct coll_state *s, uint32_t ranks, uint32_t
 		if (!e)
 			e = one_tick(&d, ranks, slow, i);
 		if (!e && detail > 1 && (d.tick.t + 1) % detail != 0)
-			e = lean_tick(&d.tick);
+			e = coll_tick_thin(&d.tick); /* a lean tick (record.h) */
 		if (!e)
 			e = coll_state_apply(s, &d);
 	}
