@@ -22,9 +22,23 @@
                           median without, runs alternating
   shim_dropped_events     events the shim dropped during the fpp runs
                           (stats.dropped, all processes, from the receiver)
+  fpp_overhead_ratio_clock_floor
+                          the same ratio with bench/clock_floor.so preloaded
+                          instead of the shim: two TSC reads around each
+                          write() and read(), nothing else; the least a
+                          monitor that times every call adds on this host
+                          (informational; its runs alternate with the
+                          others in the same rounds)
+  fpp_overhead_ratio_passive
+                          the same ratio with the shim preloaded but no
+                          collector address (passive: the wrappers call
+                          straight through); what interposition alone adds
+                          (informational)
 
-Prints "NAME VALUE UNIT" lines. Usage: shim_bench.py BUILD_DIR [NAME...]"""
-import json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+Prints "NAME VALUE UNIT" lines. Usage: shim_bench.py BUILD_DIR [NAME...]
+IOP_BENCH_ROUNDS: rounds of the fpp runs (default 7); more resolve smaller
+differences on a noisy host."""
+import json, os, random, re, shutil, statistics, subprocess, sys, tempfile, time
 
 build = sys.argv[1]
 wanted = set(sys.argv[2:]) or {"shim_added_ns_per_call", "fpp_overhead_ratio", "shim_dropped_events"}
@@ -32,6 +46,7 @@ shim = os.path.join(build, "pmpi-shim/libiopulse.so")
 sink = os.path.join(build, "tests/support/iop-sink")
 loop = os.path.join(build, "bench/pwrite_loop")
 fpp = os.path.join(build, "examples/fpp")
+floor_lib = os.path.join(build, "bench/clock_floor.so")
 work = tempfile.mkdtemp(prefix="iop-bench-")
 shm = tempfile.mkdtemp(prefix="iop-bench-", dir="/dev/shm")
 key = os.urandom(16).hex()
@@ -99,15 +114,26 @@ def pwrite_pairs(rounds=9, n=1000000, extra=()):
             statistics.median(cpu_diffs))
 
 
-def fpp_times(rounds=7, n=50000):
+def fpp_times(extra_modes=(), rounds=int(os.environ.get("IOP_BENCH_ROUNDS", "7")), n=50000):
+    """fpp_time of each mode, each round running every mode once:
+    "off" (nothing preloaded), "on" (the shim, streaming to the sink), and
+    any of "floor" (clock_floor.so) and "passive" (the shim, no address)."""
+    modes = ("off", "on") + tuple(extra_modes)
     sinkp, url, out = start_sink("fpp", 2 * rounds)
-    times = {"off": [], "on": []}
+    times = {m: [] for m in modes}
+    order = random.Random(1)
     for _ in range(rounds):
-        for mode in ("off", "on"):
+        # a new order each round: whatever a run leaves behind (the files
+        # it wrote, a warm cache) favours no mode in particular
+        for mode in order.sample(modes, len(modes)):
             cmd = ["mpirun.openmpi", "--oversubscribe", "-n", "2"]
             if mode == "on":
                 cmd += ["-x", "LD_PRELOAD=" + shim, "-x", "IOPULSE_ADDR=" + url,
                         "-x", "IOPULSE_KEY=" + key]
+            elif mode == "floor":
+                cmd += ["-x", "LD_PRELOAD=" + floor_lib]
+            elif mode == "passive":
+                cmd += ["-x", "LD_PRELOAD=" + shim]
             cmd += [fpp, "-t", "-n", str(n), "-s", "1024", "-d", os.path.join(shm, "fpp")]
             r = subprocess.run(cmd, env=env_mpi, capture_output=True, text=True, timeout=300,
                                check=True)
@@ -115,7 +141,8 @@ def fpp_times(rounds=7, n=50000):
             times[mode].append(float(m.group(1)))
     summary = read_summary(sinkp, out, 2 * rounds)
     dropped = sum(p["stats"]["dropped"] for p in summary["processes"])
-    return statistics.median(times["on"]) / statistics.median(times["off"]), dropped, times
+    ratios = {m: statistics.median(times[m]) / statistics.median(times["off"]) for m in modes}
+    return ratios, dropped, times
 
 
 try:
@@ -128,12 +155,20 @@ try:
         added_mt, base_mt, _, _ = pwrite_pairs(extra=("idle-thread",))
         print("shim_added_ns_per_call_threaded %.1f ns" % added_mt)
         print("pwrite_1byte_ns_per_call_threaded %.1f ns" % base_mt)
-    if wanted & {"fpp_overhead_ratio", "shim_dropped_events"}:
-        ratio, dropped, times = fpp_times()
+    fpp_names = {"fpp_overhead_ratio", "shim_dropped_events",
+                 "fpp_overhead_ratio_clock_floor", "fpp_overhead_ratio_passive"}
+    if wanted & fpp_names:
+        extra = [m for m, name in (("floor", "fpp_overhead_ratio_clock_floor"),
+                                   ("passive", "fpp_overhead_ratio_passive")) if name in wanted]
+        ratios, dropped, times = fpp_times(extra)
         if "fpp_overhead_ratio" in wanted:
-            print("fpp_overhead_ratio %.4f ratio" % ratio)
+            print("fpp_overhead_ratio %.4f ratio" % ratios["on"])
             print("fpp_time_median_s_without %.4f s" % statistics.median(times["off"]))
             print("fpp_time_median_s_with %.4f s" % statistics.median(times["on"]))
+        if "floor" in ratios:
+            print("fpp_overhead_ratio_clock_floor %.4f ratio" % ratios["floor"])
+        if "passive" in ratios:
+            print("fpp_overhead_ratio_passive %.4f ratio" % ratios["passive"])
         if "shim_dropped_events" in wanted:
             print("shim_dropped_events %d events" % dropped)
 finally:
