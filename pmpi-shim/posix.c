@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -312,6 +313,93 @@ SHIM_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int n, off64_t 
 {
 	SHIM_REAL(pwritev64v2);
 	V2_IO(IOP_OP_WRITE, real_pwritev64v2(fd, iov, n, off, flags), off)
+}
+
+/* copy_file_range, sendfile and splice: the kernel moves bytes from one
+ * descriptor to another without the application seeing them. Each side
+ * that is a watched file is recorded: when both are, a READ of the source
+ * nested in a WRITE of the destination (one call, so the rank's time
+ * counts once: it is all the read's exclusive time), else the one side
+ * that is a file (sockets and pipes are not watched). A side's offset is
+ * read from the offset pointer the call was given only after the call
+ * succeeded (the kernel moved it on by the bytes moved, so the pointer
+ * was good; a bad one fails with EFAULT before the shim looks), else it
+ * is the shim's idea of the descriptor's position, moved on likewise. */
+_Static_assert(sizeof(off_t) == sizeof(off64_t), "sendfile's off_t is 64 bits");
+
+struct xfer_side {
+	int fd;
+	const off64_t *off; /* the call's offset pointer, or NULL */
+	bool on;            /* recorded */
+	uint64_t pos;       /* the descriptor's position before, when !off */
+	struct shim_call c;
+};
+
+static void xfer_begin(struct xfer_side *in, struct xfer_side *out, const void *ra)
+{
+	uint32_t fout = shim_fd_file(out->fd), fin = shim_fd_file(in->fd);
+	out->on = fout && shim_begin_from(&out->c, IOP_LAYER_POSIX, IOP_OP_WRITE, fout, ra, 0);
+	in->on = fin && shim_begin_from(&in->c, IOP_LAYER_POSIX, IOP_OP_READ, fin, ra, 0);
+	in->pos = in->on && !in->off ? shim_fd_offset(in->fd) : 0;
+	out->pos = out->on && !out->off ? shim_fd_offset(out->fd) : 0;
+}
+
+static void xfer_side_end(struct xfer_side *x, ssize_t r)
+{
+	if (!x->on)
+		return;
+	bool known = !x->off || r >= 0;
+	uint64_t at = x->pos;
+	if (x->off && r >= 0)
+		at = (uint64_t)*x->off - (uint64_t)r;
+	else if (!x->off && r > 0)
+		shim_fd_advance(x->fd, x->pos + (uint64_t)r);
+	shim_end_io(&x->c, r, at, known);
+}
+
+/* The inner call (the read) ends first. Keeps errno. */
+static ssize_t xfer_end(struct xfer_side *in, struct xfer_side *out, ssize_t r)
+{
+	xfer_side_end(in, r);
+	xfer_side_end(out, r);
+	return r;
+}
+
+#define XFER(call, in_fd, in_off, out_fd, out_off)                                        \
+	struct xfer_side in = {.fd = (in_fd), .off = (in_off)};                            \
+	struct xfer_side out = {.fd = (out_fd), .off = (out_off)};                         \
+	xfer_begin(&in, &out, SHIM_CALLER());                                              \
+	if (!in.on && !out.on)                                                             \
+		return call;                                                               \
+	return xfer_end(&in, &out, call);
+
+SHIM_EXPORT ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out,
+                                    size_t len, unsigned int flags)
+{
+	SHIM_REAL(copy_file_range);
+	XFER(real_copy_file_range(fd_in, off_in, fd_out, off_out, len, flags), fd_in, off_in,
+	     fd_out, off_out)
+}
+
+SHIM_EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	SHIM_REAL(sendfile);
+	XFER(real_sendfile(out_fd, in_fd, offset, count), in_fd, (const off64_t *)offset, out_fd,
+	     NULL)
+}
+
+SHIM_EXPORT ssize_t sendfile64(int out_fd, int in_fd, off64_t *offset, size_t count)
+{
+	SHIM_REAL(sendfile64);
+	XFER(real_sendfile64(out_fd, in_fd, offset, count), in_fd, offset, out_fd, NULL)
+}
+
+SHIM_EXPORT ssize_t splice(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, size_t len,
+                           unsigned int flags)
+{
+	SHIM_REAL(splice);
+	XFER(real_splice(fd_in, off_in, fd_out, off_out, len, flags), fd_in, off_in, fd_out,
+	     off_out)
 }
 
 /* ------------------------------------------------------------ fd metadata */

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -178,10 +179,63 @@ static void transfer_cases(void)
 	CLOSE_OK(dir);
 }
 
+/* copy_file_range, sendfile, splice: the kernel moves the bytes. The
+ * offsets the calls move on print as values. */
+static void kernel_copy_cases(void)
+{
+	int fd = open("data.bin", O_RDONLY), ro = open("ro.txt", O_RDONLY);
+	int wo = open("kc.dat", O_CREAT | O_WRONLY | O_TRUNC, 0644), dir = open("dir", O_RDONLY);
+	int p[2];
+	CHECK(fd >= 0 && ro >= 0 && wo >= 0 && dir >= 0 && pipe(p) == 0, "open fixtures");
+	off64_t oi = 10, oo = 0;
+	T("copy_file_range_ok", K_NUM, W_OK_, copy_file_range(fd, NULL, wo, NULL, 100, 0));
+	T("copy_file_range_offsets", K_NUM, W_OK_, copy_file_range(fd, &oi, wo, &oo, 50, 0));
+	row_value("copy_file_range_off_in", (long)oi, 60);
+	row_value("copy_file_range_off_out", (long)oo, 50);
+	row_value("copy_file_range_pos_in", (long)lseek(fd, 0, SEEK_CUR), 100);
+	T("copy_file_range_eof", K_NUM, W_OK_, copy_file_range(fd, &(off64_t){1 << 20}, wo, NULL, 9, 0));
+	T("copy_file_range_ebadf", K_NUM, EBADF, copy_file_range(-1, NULL, wo, NULL, 10, 0));
+	T("copy_file_range_ebadf_out", K_NUM, EBADF, copy_file_range(fd, NULL, ro, NULL, 10, 0));
+	T("copy_file_range_einval_flags", K_NUM, EINVAL, copy_file_range(fd, NULL, wo, NULL, 10, 1));
+	T("copy_file_range_eisdir", K_NUM, EISDIR, copy_file_range(dir, NULL, wo, NULL, 10, 0));
+	T("copy_file_range_efault", K_NUM, EFAULT, copy_file_range(fd, bad_ptr, wo, NULL, 10, 0));
+
+	off_t so = 5;
+	T("sendfile_file", K_NUM, W_OK_, sendfile(wo, fd, NULL, 40));
+	T("sendfile_offset", K_NUM, W_OK_, sendfile(wo, fd, &so, 30));
+	row_value("sendfile_offset_after", (long)so, 35);
+	row_value("sendfile_pos_in", (long)lseek(fd, 0, SEEK_CUR), 140);
+	T("sendfile_pipe", K_NUM, W_OK_, sendfile(p[1], fd, NULL, 20));
+	T("sendfile_ebadf", K_NUM, EBADF, sendfile(wo, CLOSED_FD, NULL, 10));
+	T("sendfile_ebadf_out", K_NUM, EBADF, sendfile(ro, fd, NULL, 10));
+	T("sendfile_efault", K_NUM, EFAULT, sendfile(wo, fd, bad_ptr, 10));
+	off64_t so64 = 0;
+	T("sendfile64_offset", K_NUM, W_OK_, sendfile64(wo, fd, &so64, 25));
+	row_value("sendfile64_offset_after", (long)so64, 25);
+	T("sendfile64_ebadf", K_NUM, EBADF, sendfile64(wo, -1, NULL, 10));
+
+	/* the pipe holds sendfile_pipe's 20 bytes */
+	T("splice_to_file", K_NUM, W_OK_, splice(p[0], NULL, wo, NULL, 20, 0));
+	off64_t si = 100;
+	T("splice_from_file", K_NUM, W_OK_, splice(fd, &si, p[1], NULL, 64, 0));
+	row_value("splice_offset_after", (long)si, 164);
+	T("splice_to_file_offset", K_NUM, W_OK_, splice(p[0], NULL, wo, &(off64_t){0}, 64, 0));
+	T("splice_einval_no_pipe", K_NUM, EINVAL, splice(fd, NULL, wo, NULL, 10, 0));
+	T("splice_ebadf", K_NUM, EBADF, splice(CLOSED_FD, NULL, p[1], NULL, 10, 0));
+	T("splice_espipe", K_NUM, ESPIPE, splice(p[0], &(off64_t){0}, wo, NULL, 10, 0));
+	CLOSE_OK(p[0]);
+	CLOSE_OK(p[1]);
+	CLOSE_OK(fd);
+	CLOSE_OK(ro);
+	CLOSE_OK(wo);
+	CLOSE_OK(dir);
+}
+
 void posix_cases(void)
 {
 	open_cases();
 	transfer_cases();
+	kernel_copy_cases();
 }
 
 /* ------------------------------------------------------------ metadata */

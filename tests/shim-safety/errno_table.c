@@ -11,7 +11,10 @@
  *
  * Run it in a fresh empty directory. After the table comes the probe:
  * PROBE_WRITES writes of PROBE_BYTES to probe.dat, which the driver finds
- * exactly in the sink's counters when the shim is active. Last come paths
+ * exactly in the sink's counters when the shim is active, and the copy
+ * probe: COPY_BYTES written to copy.src, two thirds of it copied to
+ * copy.dst by copy_file_range, sendfile and splice through a pipe (the
+ * driver checks both files' counters). Last come paths
  * that are invalid pointers (EFAULT from the kernel): a wrapper that reads
  * the path itself crashes there, so they go after everything else, and
  * stdout is line-buffered so that the lines before a crash are kept.
@@ -19,12 +22,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 
 #include "errno_table.h"
 
 #define PROBE_WRITES 7
 #define PROBE_BYTES  100
+#define COPY_BYTES   3000
 
 void *volatile null_ptr = NULL;
 void *volatile bad_ptr = (void *)1;
@@ -149,6 +154,25 @@ static void probe(void)
 	CLOSE_OK(fd);
 }
 
+static void copy_probe(void)
+{
+	int src = open("copy.src", O_CREAT | O_RDWR | O_TRUNC, 0644);
+	int dst = open("copy.dst", O_CREAT | O_WRONLY | O_TRUNC, 0644), p[2];
+	CHECK(src >= 0 && dst >= 0 && pipe(p) == 0, "open the copy probe's files");
+	WRITE_ALL(src, safety_pattern(COPY_BYTES), COPY_BYTES);
+	off64_t at = 0, si = 1700;
+	off_t so = 1000;
+	CHECK(copy_file_range(src, &at, dst, NULL, 1000, 0) == 1000, "copy_file_range");
+	CHECK(sendfile(dst, src, &so, 700) == 700, "sendfile");
+	CHECK(splice(src, &si, p[1], NULL, 300, 0) == 300, "splice from copy.src");
+	CHECK(splice(p[0], NULL, dst, NULL, 300, 0) == 300, "splice to copy.dst");
+	CHECK(lseek(dst, 0, SEEK_END) == 2000, "copy.dst holds 2000 bytes");
+	CLOSE_OK(p[0]);
+	CLOSE_OK(p[1]);
+	CLOSE_OK(src);
+	CLOSE_OK(dst);
+}
+
 /* Paths the kernel cannot read: EFAULT, never a crash. */
 static void efault_path_cases(void)
 {
@@ -178,6 +202,7 @@ int main(int argc, char **argv)
 	aio_cases();
 	exec_cases();
 	probe();
+	copy_probe();
 	if (bad_paths)
 		efault_path_cases();
 	printf("rows %u\n", n_rows);

@@ -55,8 +55,8 @@ def want_counter(doc, path, layer, cls, want, problems):
 
 def test_errno_table(tools, run):
     """Same lines, return values and errno without the shim, passive and
-    active; the active run really recorded (probe.dat and unlocked.txt
-    exactly). Each failed
+    active; the active run really recorded (probe.dat, unlocked.txt and
+    the kernel-copy probe's copy.src and copy.dst exactly). Each failed
     exec row sends a FINAL frame before the exec (and recording goes on):
     the sink expects those and the one at exit."""
     sink = None
@@ -108,6 +108,12 @@ def test_errno_table(tools, run):
     unlocked = run.path("active", "unlocked.txt")
     want_counter(doc, unlocked, "stdio", "write", (5, 160, 0), problems)
     want_counter(doc, unlocked, "stdio", "read", (7, 160, 0), problems)
+    # the copy probe (errno_table.c, copy_probe): copy_file_range 1000,
+    # sendfile 700, splice 300 each way through a pipe
+    src, dst = run.path("active", "copy.src"), run.path("active", "copy.dst")
+    want_counter(doc, src, "posix", "write", (1, 3000, 0), problems)
+    want_counter(doc, src, "posix", "read", (3, 2000, 0), problems)
+    want_counter(doc, dst, "posix", "write", (3, 2000, 0), problems)
     check(not problems, "; ".join(problems))
 
 
