@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -172,20 +174,63 @@ static int print_card(void *arg, const struct coll_jobcard *c)
 	return 0;
 }
 
+/* --prune: removes the cards of this host whose iopulse is gone. */
+struct prune {
+	char dir[512];
+	unsigned removed, failed;
+};
+
+static int prune_card(void *arg, const struct coll_jobcard *c)
+{
+	struct prune *p = arg;
+	if (strcmp(coll_jobcard_state(c), "stale") != 0)
+		return 0;
+	char path[600];
+	snprintf(path, sizeof path, "%s/%016" PRIx64, p->dir, c->job_id);
+	if (unlink(path) == 0) {
+		p->removed++;
+	} else if (errno != ENOENT) {
+		fprintf(stderr, "iopulse jobs: cannot remove %s: %s\n", path, strerror(errno));
+		p->failed++;
+	}
+	return 0;
+}
+
 int coll_cmd_jobs(int argc, char **argv)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'}, {"prune", no_argument, NULL, 'p'}, {0}};
 	int ch;
+	bool prune = false;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (ch == 'h') {
-			printf("usage: iopulse jobs\n"
+			printf("usage: iopulse jobs [--prune]\n"
 			       "Lists the jobs of this user (job cards in ~/.iopulse/jobs): id, state\n"
 			       "(running, stale: its iopulse is gone, remote: started on another host),\n"
-			       "start time, host, root address (for 'iopulse top') and command.\n");
+			       "start time, host, root address (for 'iopulse top') and command.\n"
+			       "  --prune  remove the stale cards (this host's jobs whose iopulse is\n"
+			       "           gone, e.g. killed with SIGKILL), then list what is left\n");
 			return 0;
+		}
+		if (ch == 'p') {
+			prune = true;
+			continue;
 		}
 		fprintf(stderr, "iopulse jobs: unknown option; see 'iopulse jobs --help'\n");
 		return 1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "iopulse jobs: unexpected argument '%s'; see 'iopulse jobs --help'\n",
+		        argv[optind]);
+		return 1;
+	}
+	if (prune) {
+		struct prune p = {0};
+		if (coll_jobcard_dir(p.dir, sizeof p.dir, 0) == IOP_OK &&
+		    coll_jobcard_each("iopulse jobs", prune_card, &p) == IOP_OK)
+			printf("removed %u stale job card%s\n", p.removed, p.removed == 1 ? "" : "s");
+		if (p.failed)
+			return 2;
 	}
 	int n = 0;
 	enum iop_err e = coll_jobcard_each("iopulse jobs", print_card, &n);

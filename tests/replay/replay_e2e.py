@@ -57,6 +57,7 @@ import csv
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import struct
@@ -474,6 +475,17 @@ def part_damage(args, tmp, rec, live, live_alerts):
     print("version: %s" % p.stderr.strip())
 
 
+def job_card_id(rec):
+    """The id of the job card (in this test's HOME) that names rec as its recording."""
+    d = os.path.join(os.environ["HOME"], ".iopulse", "jobs")
+    for name in os.listdir(d):
+        with open(os.path.join(d, name)) as f:
+            card = json.load(f)
+        if card.get("record") and os.path.realpath(card["record"]) == os.path.realpath(rec):
+            return card["job"]
+    fail("no job card names the recording %s (cards: %s)" % (rec, os.listdir(d)))
+
+
 def start_job(args, tmp, name, extra):
     """`iopulse run --record` of a slow job in the background (its own session)."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -587,6 +599,20 @@ def part_follow(args, tmp, rec, live, live_alerts):
     if p.returncode != 0 or "TRUNCATED at " not in p.stderr or not written:
         fail("kill -9: replay exit %d, %d bytes written: %s" % (p.returncode, written, p.stderr))
     print("kill -9: replayed to the last tick written (%d bytes written by then)" % written)
+    # its card stays behind, stale; --prune removes it
+    jid = job_card_id(rec)
+    p = run([args.iopulse, "jobs"])
+    if p.returncode != 0 or not re.search(r"^%s stale " % jid, p.stdout, re.M):
+        fail("kill -9: 'iopulse jobs' does not list job %s as stale: %s" % (jid, p.stdout))
+    p = run([args.iopulse, "jobs", "--prune"])
+    cards = os.listdir(os.path.join(os.environ["HOME"], ".iopulse", "jobs"))
+    if p.returncode != 0 or "removed 1 stale job card" not in p.stdout or jid in cards:
+        fail("kill -9: 'iopulse jobs --prune' exit %d, cards left %s: %s"
+             % (p.returncode, cards, p.stdout + p.stderr))
+    p = run([args.iopulse, "jobs", "--prune", "extra"])
+    if p.returncode != 1 or "unexpected argument 'extra'" not in p.stderr:
+        fail("'iopulse jobs --prune extra': exit %d: %s" % (p.returncode, p.stderr))
+    print("kill -9: its stale job card listed, then pruned; a stray argument refused")
 
 
 def part_events(args, tmp, rec, live, live_alerts):
@@ -649,6 +675,10 @@ def main():
     ap.add_argument("--only", default=",".join(PARTS))
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="iop-replay-")
+    # job cards go to a HOME of the test's own: the kill -9 part leaves a
+    # stale one, which it then prunes
+    os.environ["HOME"] = os.path.join(tmp, "home")
+    os.mkdir(os.environ["HOME"])
     try:
         rec, live, live_alerts = record(args, tmp)
         for name in args.only.split(","):
