@@ -248,6 +248,11 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		return bad("--record, --summary-json and --alerts need a file each, not one",
 		           coll_same_file(o->summary_path, o->alerts_path) ? o->summary_path
 		                                                           : o->record_path);
+	if ((o->record_events || o->record_detail_ns) && !o->record_path) {
+		fprintf(stderr, "iopulse %s: %s needs --record FILE\n", collector ? "collector" : "run",
+		        o->record_events ? "--record-events" : "--record-detail");
+		return 1;
+	}
 	if (collector) {
 		if (optind < argc)
 			return bad("unexpected argument", argv[optind]);
@@ -269,11 +274,6 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 	}
 	if (o->role != ROLE_NONE || o->parent || o->dir || o->card || o->exit_idle_ns || o->n_listens > 1)
 		return bad("an option of iopulse collector, not of iopulse run:", argv[optind - 1]);
-	if ((o->record_events || o->record_detail_ns) && !o->record_path) {
-		fprintf(stderr, "iopulse run: %s needs --record FILE\n",
-		        o->record_events ? "--record-events" : "--record-detail");
-		return 1;
-	}
 	if (optind >= argc) {
 		fprintf(stderr, "iopulse run: no command to run; usage: iopulse run [OPTIONS] -- COMMAND...\n");
 		return 1;

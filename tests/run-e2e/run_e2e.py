@@ -208,7 +208,7 @@ def check_output_paths(args, tmp):
     """Outputs that cannot be written are said before the command runs, not
     after the whole job: a --summary-json in a missing directory (exit 2),
     two outputs in one file, a bad --record-detail or one without --record
-    (exit 1, usage)."""
+    (exit 1, usage; for iopulse collector too)."""
     ran = os.path.join(tmp, "ran")
     rec = os.path.join(tmp, "same.iop")
     for opts, rc, words in [(["--summary-json", os.path.join(tmp, "none", "s.json")], 2,
@@ -225,6 +225,14 @@ def check_output_paths(args, tmp):
         if p.returncode != rc or words not in p.stderr or os.path.exists(ran):
             fail("run %s: exit %d (want %d), command ran: %s, %r"
                  % (opts, p.returncode, rc, os.path.exists(ran), p.stderr[-500:]))
+    # the same rule for a root set up by hand: refused before it listens
+    p = subprocess.run([args.iopulse, "collector", "--role", "root", "--listen",
+                        "ipc://" + os.path.join(tmp, "root.ipc"), "--record-detail", "10s"],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       timeout=TIMEOUT_S)
+    if p.returncode != 1 or "iopulse collector: --record-detail needs --record" not in p.stderr:
+        fail("collector --record-detail without --record: exit %d, %r"
+             % (p.returncode, p.stderr[-500:]))
 
 
 def check_not_utf8(args, tmp):
