@@ -29,6 +29,13 @@
                           monitor that times every call adds on this host
                           (informational; its runs alternate with the
                           others in the same rounds)
+  shim_process_added_ms   what the shim adds to each short-lived process: a
+                          shell loop of 30 cp of a 64 KiB file under
+                          `iopulse run --headless` (the shim in each cp,
+                          its last frame acknowledged by the run's leaf)
+                          against the same loop without, each less the
+                          same command with an empty loop; the median of
+                          5 rounds alternating, per process
   fpp_overhead_ratio_passive
                           the same ratio with the shim preloaded but no
                           collector address (passive: the wrappers call
@@ -47,6 +54,7 @@ sink = os.path.join(build, "tests/support/iop-sink")
 loop = os.path.join(build, "bench/pwrite_loop")
 fpp = os.path.join(build, "examples/fpp")
 floor_lib = os.path.join(build, "bench/clock_floor.so")
+iopulse = os.path.abspath(os.path.join(build, "cli/iopulse"))
 work = tempfile.mkdtemp(prefix="iop-bench-")
 shm = tempfile.mkdtemp(prefix="iop-bench-", dir="/dev/shm")
 key = os.urandom(16).hex()
@@ -145,6 +153,29 @@ def fpp_times(extra_modes=(), rounds=int(os.environ.get("IOP_BENCH_ROUNDS", "7")
     return ratios, dropped, times
 
 
+def process_added_ms(rounds=5, n=30):
+    """Per short-lived process: (loop of n under iopulse run - empty loop
+    under it) - (loop of n - empty loop), over n, median of the rounds."""
+    d = tempfile.mkdtemp(prefix="iop-bench-procs-", dir=work)
+    with open(os.path.join(d, "src"), "wb") as f:
+        f.write(os.urandom(65536))
+
+    def wall(count, under):
+        script = "for i in $(seq %d); do cp src dst$i; done" % count
+        cmd = ([iopulse, "run", "--headless", "--"] if under else []) + ["sh", "-c", script]
+        t0 = time.monotonic()
+        subprocess.run(cmd, cwd=d, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=300)
+        return time.monotonic() - t0
+
+    added = []
+    for _ in range(rounds):
+        on = wall(n, True) - wall(0, True)
+        off = wall(n, False) - wall(0, False)
+        added.append((on - off) / n * 1000)
+    return statistics.median(added)
+
+
 try:
     if "shim_added_ns_per_call" in wanted:
         added, base, dropped, added_cpu = pwrite_pairs()
@@ -155,6 +186,8 @@ try:
         added_mt, base_mt, _, _ = pwrite_pairs(extra=("idle-thread",))
         print("shim_added_ns_per_call_threaded %.1f ns" % added_mt)
         print("pwrite_1byte_ns_per_call_threaded %.1f ns" % base_mt)
+    if "shim_process_added_ms" in wanted:
+        print("shim_process_added_ms %.2f ms" % process_added_ms())
     fpp_names = {"fpp_overhead_ratio", "shim_dropped_events",
                  "fpp_overhead_ratio_clock_floor", "fpp_overhead_ratio_passive"}
     if wanted & fpp_names:

@@ -90,8 +90,10 @@ unsigned coll_intake_drain(struct coll_intake *in, unsigned max)
 }
 
 /* The frames before a last frame went over PUSH and may still be on their
- * way: take what the pull socket has (waiting up to 50 ms for more) first,
- * so the sequence stays in order. */
+ * way: take what the pull socket has first, and unless the last frame is
+ * then the next of its process, wait up to 50 ms for more, so the sequence
+ * stays in order. The usual case waits for nothing: every process's exit
+ * waits for this reply. */
 void coll_intake_final(struct coll_intake *in)
 {
 	void *msg;
@@ -100,6 +102,8 @@ void coll_intake_final(struct coll_intake *in)
 		return;
 	for (int i = 0; i < 10; i++) {
 		coll_intake_drain(in, UINT_MAX);
+		if (coll_leaf_frame_is_next(in->leaf, msg, (size_t)len))
+			break;
 		struct pollfd p = {.fd = in->pull_fd, .events = POLLIN};
 		if (poll(&p, 1, 5) <= 0)
 			break;

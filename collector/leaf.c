@@ -651,6 +651,17 @@ static enum iop_err decode(struct coll_leaf *l, const uint8_t *buf, size_t len,
 	return e ? e : iop_frame_close(fr);
 }
 
+bool coll_leaf_frame_is_next(const struct coll_leaf *l, const uint8_t *buf, size_t len)
+{
+	struct iop_frame_hdr h;
+	if (iop_frame_peek(buf, len, &h) != IOP_OK)
+		return false;
+	const struct proc *p = proc_table_get(&l->procs, h.node_id, h.pid);
+	if (!p)
+		return h.seq == 0;
+	return p->seq != UINT64_MAX && !p->ended && !p->gone && h.seq == p->seq + 1;
+}
+
 enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len,
                              uint64_t now_ns)
 {

@@ -56,6 +56,12 @@ void coll_leaf_free(struct coll_leaf *leaf);
 enum iop_err coll_leaf_frame(struct coll_leaf *leaf, const uint8_t *buf, size_t len,
                              uint64_t now_ns);
 
+/* True when the frame in buf (its header only is read, unchecked) is the
+ * next its process sends: every frame before it has been taken, or it is
+ * the first of a process not seen yet. A last frame that comes over its
+ * own socket need not wait for earlier ones then (coll_intake_final). */
+bool coll_leaf_frame_is_next(const struct coll_leaf *leaf, const uint8_t *buf, size_t len);
+
 /* Closes every tick whose end + grace <= now_ns (all of them when flush),
  * oldest first, calling fn with each delta (the leaf resets it after fn
  * returns: fn may take its histograms, coll_root_delta_take). Also marks

@@ -74,6 +74,14 @@ enum iop_err proc_table_find(struct proc_table *t, uint32_t node, uint32_t pid, 
 	return IOP_OK;
 }
 
+const struct proc *proc_table_get(const struct proc_table *t, uint32_t node, uint32_t pid)
+{
+	if (!t->n_slots)
+		return NULL;
+	uint32_t s = t->slot[table_probe(t, node, pid)];
+	return s ? &t->v[s - 1] : NULL;
+}
+
 void proc_table_free(struct proc_table *t)
 {
 	for (uint32_t i = 0; i < t->n; i++)

@@ -65,6 +65,8 @@ struct proc_table {
  * no frame accepted yet). OVERSIZED past 4 M processes, NOMEM. */
 enum iop_err proc_table_find(struct proc_table *t, uint32_t node, uint32_t pid, uint32_t rank,
                              struct proc **out);
+/* The process (node, pid), or NULL when the table has none. */
+const struct proc *proc_table_get(const struct proc_table *t, uint32_t node, uint32_t pid);
 void proc_table_free(struct proc_table *t);
 
 void proc_init(struct proc *p, uint32_t node, uint32_t pid, uint32_t rank);

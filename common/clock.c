@@ -88,6 +88,50 @@ static void sleep_ns(uint64_t ns)
 }
 #endif
 
+void iop_clock_calib_mark(struct iop_clock_calib *k)
+{
+	if (k->n >= 3)
+		return;
+#if defined(__x86_64__)
+	sample(&k->tsc[k->n], &k->ns[k->n]);
+#else
+	k->tsc[k->n] = k->ns[k->n] = iop_mono_ns();
+#endif
+	k->n++;
+}
+
+bool iop_clock_calib_done(struct iop_clock *c, const struct iop_clock_calib *k, bool full)
+{
+	iop_clock_init_mono(c);
+#if defined(__x86_64__)
+	const uint64_t *t = k->tsc, *n = k->ns;
+	if (k->n < 3 || t[2] <= t[0] || n[2] <= n[0] || t[1] < t[0] || t[2] < t[1])
+		return false;
+	double hz = 1e9 / ((double)(n[2] - n[0]) / (double)(t[2] - t[0]));
+	c->source = IOP_CLOCK_TSC;
+	c->tsc_hz = hz;
+	set_rate(c, 1e9 / hz);
+	uint64_t tsc = 0, mono = 0;
+	sample(&tsc, &mono);
+	c->tick0 = tsc;
+	c->real0_ns = iop_real_ns() - (iop_mono_ns() - mono);
+	if (hz < 1e8 || hz > 2e10)
+		return false;
+	if (!full)
+		return true;
+	/* Two halves must agree. */
+	if (t[1] <= t[0] || t[2] <= t[1] || n[1] <= n[0] || n[2] <= n[1])
+		return false;
+	double r1 = (double)(n[1] - n[0]) / (double)(t[1] - t[0]);
+	double r2 = (double)(n[2] - n[1]) / (double)(t[2] - t[1]);
+	return r1 / r2 <= 1.001 && r2 / r1 <= 1.001;
+#else
+	(void)k;
+	(void)full;
+	return false;
+#endif
+}
+
 #if defined(__x86_64__)
 /* Measures the TSC rate against CLOCK_MONOTONIC over about calib_ms and
  * makes the TSC c's source. False when the two halves of the measurement
@@ -100,26 +144,13 @@ static bool calibrate_tsc(struct iop_clock *c, unsigned calib_ms)
 	if (calib_ms > 1000)
 		calib_ms = 1000;
 	uint64_t half = (uint64_t)calib_ms * 500000u;
-	uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0, t2 = 0, n2 = 0;
-	sample(&t0, &n0);
+	struct iop_clock_calib k = {0};
+	iop_clock_calib_mark(&k);
 	sleep_ns(half);
-	sample(&t1, &n1);
+	iop_clock_calib_mark(&k);
 	sleep_ns(half);
-	sample(&t2, &n2);
-	if (t1 <= t0 || t2 <= t1 || n1 <= n0 || n2 <= n1)
-		return false;
-	double r1 = (double)(n1 - n0) / (double)(t1 - t0);
-	double r2 = (double)(n2 - n1) / (double)(t2 - t1);
-	double hz = 1e9 / ((double)(n2 - n0) / (double)(t2 - t0));
-	c->source = IOP_CLOCK_TSC;
-	c->tsc_hz = hz;
-	set_rate(c, 1e9 / hz);
-	uint64_t tsc = 0, mono = 0;
-	sample(&tsc, &mono);
-	c->tick0 = tsc;
-	c->real0_ns = iop_real_ns() - (iop_mono_ns() - mono);
-	/* Two halves must agree, and the rate must be a plausible CPU clock. */
-	return r1 / r2 <= 1.001 && r2 / r1 <= 1.001 && hz >= 1e8 && hz <= 2e10;
+	iop_clock_calib_mark(&k);
+	return iop_clock_calib_done(c, &k, true);
 }
 #endif
 

@@ -52,6 +52,23 @@ bool iop_clock_tsc_wanted(void);
  * is CLOCK_MONOTONIC). */
 bool iop_clock_init_tsc(struct iop_clock *c, unsigned calib_ms);
 
+/* The same calibration taken in steps, for a caller that cannot sleep
+ * through it (the shim's sender, which an exit may cut short): three marks
+ * (start, middle, end) with iop_clock_calib_mark(), then
+ * iop_clock_calib_done(), which sets c's rate from the first and the last
+ * and makes the TSC its source. full: the intervals had their intended
+ * length, so the two halves must agree within 0.1 % (a calibration cut
+ * short is too short to judge that way; its rate is still the best
+ * measure there is). False when the halves disagree, the rate is
+ * implausible or a mark is missing (then c is CLOCK_MONOTONIC's when the
+ * marks are unusable, the measured TSC otherwise). */
+struct iop_clock_calib {
+	uint64_t tsc[3], ns[3];
+	unsigned n;
+};
+void iop_clock_calib_mark(struct iop_clock_calib *k);
+bool iop_clock_calib_done(struct iop_clock *c, const struct iop_clock_calib *k, bool full);
+
 /* Forces CLOCK_MONOTONIC (tests, and hosts where the TSC misbehaves). */
 void iop_clock_init_mono(struct iop_clock *c);
 

@@ -54,7 +54,7 @@ static struct {
 	bool running;
 	_Atomic int stop;
 	unsigned last_wait_ms;          /* each send of the last frame, at exit */
-	_Atomic int go;                 /* calibrated, recording on: rounds may start */
+	_Atomic int go;                 /* recording on: rounds may start (once calibrated) */
 	_Atomic int gone;               /* the thread ended, or never connected */
 	_Atomic unsigned setup_done;    /* the socket is up */
 	_Atomic unsigned last_begun, last_done; /* the last frame at exit */
@@ -653,6 +653,8 @@ static bool open_socket(void)
 	return true;
 }
 
+static void calibrate(void);
+
 static void *sender_main(void *arg)
 {
 	(void)arg;
@@ -661,11 +663,14 @@ static void *sender_main(void *arg)
 	pthread_setname_np(pthread_self(), "iopulse-sender");
 	bool own_table = shim_fd_table_unshare();
 	bool connected = open_socket();
-	if (own_table)
-		shim_fd_table_seal();
 	if (connected) {
 		atomic_store(&S.setup_done, 1);
 		served();
+		calibrate(); /* before the seal: a warning still reaches stderr */
+	}
+	if (own_table)
+		shim_fd_table_seal();
+	if (connected) {
 		/* rounds only once the clock is calibrated and recording is on */
 		while (!atomic_load(&S.go) && !atomic_load(&S.stop))
 			nap(10);
@@ -709,16 +714,49 @@ void shim_sender_fatal(void)
 	wait_count(&S.fatal_done, 1, 250);
 }
 
-/* Ticks stamped before calibration ends are converted after it. */
+/* A last frame is wanted: exit, MPI_Finalize, exec or a fatal signal. */
+static bool last_frame_wanted(void)
+{
+	return atomic_load(&S.stop) || atomic_load(&S.fatal_request) ||
+	       atomic_load(&S.exec_asked) != atomic_load(&S.exec_served) ||
+	       atomic_load(&S.flush_asked) != atomic_load(&S.flush_served);
+}
+
+/* Naps until CLOCK_MONOTONIC reaches until_ns; false when a last frame is
+ * wanted first. */
+static bool calib_nap(uint64_t until_ns)
+{
+	for (uint64_t now; (now = iop_mono_ns()) < until_ns;) {
+		if (last_frame_wanted())
+			return false;
+		nap_ns(until_ns - now);
+	}
+	return true;
+}
+
+#define SHIM_CALIB_MS 20
+
+/* In the sender, while the application runs (its start-up used to sleep
+ * through it): SHIM_CALIB_MS, cut short when the process wants its last
+ * frame, so that a short-lived process (cp, a shell's commands) does not
+ * wait for it at exit. Ticks stamped before calibration ends are converted
+ * after it; the sender's rounds begin once it has. */
 static void calibrate(void)
 {
-	if (shim.use_tsc) {
-		if (!iop_clock_init_tsc(&S.clk, 20))
-			iop_warn("TSC calibration was inconsistent (%.0f Hz); timings may be off",
-				 S.clk.tsc_hz);
-	} else {
+	if (!shim.use_tsc) {
 		iop_clock_init_mono(&S.clk);
+		return;
 	}
+	struct iop_clock_calib k = {0};
+	uint64_t end = iop_mono_ns() + SHIM_CALIB_MS * UINT64_C(1000000);
+	iop_clock_calib_mark(&k);
+	bool full = calib_nap(end - SHIM_CALIB_MS * UINT64_C(500000));
+	iop_clock_calib_mark(&k);
+	full = full && calib_nap(end);
+	iop_clock_calib_mark(&k);
+	if (!iop_clock_calib_done(&S.clk, &k, full))
+		iop_warn("TSC calibration was inconsistent (%.0f Hz); timings may be off",
+			 S.clk.tsc_hz);
 }
 
 int shim_sender_start(void)
@@ -733,9 +771,6 @@ int shim_sender_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0)
 		return -1;
-	/* while the sender connects (the first round comes soon, and a send
-	 * before the connection is up is refused) */
-	calibrate();
 	/* Bounded: nn_socket and nn_connect do not wait for the network. */
 	if (!wait_count(&S.setup_done, 1, 2000)) {
 		atomic_store(&S.stop, 1);
