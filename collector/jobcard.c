@@ -86,6 +86,7 @@ enum iop_err coll_jobcard_read(const char *path, struct coll_jobcard *c, char *e
 		snprintf(err, errlen, "%s: not a job card (no job id or key)", path);
 		e = IOP_ERR_MALFORMED;
 	} else {
+		snprintf(c->path, sizeof c->path, "%s", path);
 		c->job_id = strtoull(id, NULL, 16);
 		copy_str(o, "leaf", c->leaf, sizeof c->leaf);
 		copy_str(o, "root", c->root, sizeof c->root);
@@ -176,7 +177,6 @@ static int print_card(void *arg, const struct coll_jobcard *c)
 
 /* --prune: removes the cards of this host whose iopulse is gone. */
 struct prune {
-	char dir[512];
 	unsigned removed, failed;
 };
 
@@ -185,12 +185,10 @@ static int prune_card(void *arg, const struct coll_jobcard *c)
 	struct prune *p = arg;
 	if (strcmp(coll_jobcard_state(c), "stale") != 0)
 		return 0;
-	char path[600];
-	snprintf(path, sizeof path, "%s/%016" PRIx64, p->dir, c->job_id);
-	if (unlink(path) == 0) {
+	if (unlink(c->path) == 0) {
 		p->removed++;
 	} else if (errno != ENOENT) {
-		fprintf(stderr, "iopulse jobs: cannot remove %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "iopulse jobs: cannot remove %s: %s\n", c->path, strerror(errno));
 		p->failed++;
 	}
 	return 0;
@@ -226,8 +224,7 @@ int coll_cmd_jobs(int argc, char **argv)
 	}
 	if (prune) {
 		struct prune p = {0};
-		if (coll_jobcard_dir(p.dir, sizeof p.dir, 0) == IOP_OK &&
-		    coll_jobcard_each("iopulse jobs", prune_card, &p) == IOP_OK)
+		if (coll_jobcard_each("iopulse jobs", prune_card, &p) == IOP_OK)
 			printf("removed %u stale job card%s\n", p.removed, p.removed == 1 ? "" : "s");
 		if (p.failed)
 			return 2;

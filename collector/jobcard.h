@@ -21,6 +21,7 @@ struct coll_jobcard {
 	char record[1024]; /* the recording `iopulse run --record` writes; "" when none */
 	uint64_t start_ns;
 	int pid; /* of `iopulse run` */
+	char path[1024]; /* the card's file, as coll_jobcard_read was given it */
 };
 
 /* $HOME/.iopulse/jobs (created 0700 when create is set) into buf. */

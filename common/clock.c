@@ -105,7 +105,7 @@ bool iop_clock_calib_done(struct iop_clock *c, const struct iop_clock_calib *k, 
 	iop_clock_init_mono(c);
 #if defined(__x86_64__)
 	const uint64_t *t = k->tsc, *n = k->ns;
-	if (k->n < 3 || t[2] <= t[0] || n[2] <= n[0] || t[1] < t[0] || t[2] < t[1])
+	if (k->n < 3 || t[2] <= t[0] || n[2] <= n[0])
 		return false;
 	double hz = 1e9 / ((double)(n[2] - n[0]) / (double)(t[2] - t[0]));
 	c->source = IOP_CLOCK_TSC;
@@ -166,15 +166,5 @@ void iop_clock_init(struct iop_clock *c, unsigned calib_ms)
 #if defined(__x86_64__)
 	if (iop_clock_tsc_wanted() && !calibrate_tsc(c, calib_ms))
 		iop_clock_init_mono(c);
-#endif
-}
-
-bool iop_clock_init_tsc(struct iop_clock *c, unsigned calib_ms)
-{
-	iop_clock_init_mono(c);
-#if defined(__x86_64__)
-	return calibrate_tsc(c, calib_ms);
-#else
-	return false;
 #endif
 }

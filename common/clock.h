@@ -46,14 +46,9 @@ void iop_clock_init(struct iop_clock *c, unsigned calib_ms);
  * not "mono". */
 bool iop_clock_tsc_wanted(void);
 
-/* The TSC as source whatever the calibration says, for a caller that has
- * already stamped TSC ticks and calibrates later (the shim's sender). False
- * when the calibration was inconsistent or there is no TSC (then the source
- * is CLOCK_MONOTONIC). */
-bool iop_clock_init_tsc(struct iop_clock *c, unsigned calib_ms);
-
-/* The same calibration taken in steps, for a caller that cannot sleep
- * through it (the shim's sender, which an exit may cut short): three marks
+/* iop_clock_init's TSC calibration taken in steps, for a caller that
+ * cannot sleep through it (the shim's sender, which an exit may cut
+ * short; its ticks are stamped before it ends): three marks
  * (start, middle, end) with iop_clock_calib_mark(), then
  * iop_clock_calib_done(), which sets c's rate from the first and the last
  * and makes the TSC its source. full: the intervals had their intended

@@ -357,7 +357,8 @@ static void xfer_side_end(struct xfer_side *x, ssize_t r)
 	shim_end_io(&x->c, r, at, known);
 }
 
-/* The inner call (the read) ends first. Keeps errno. */
+/* The inner call (the read) ends first; a side not recorded is left
+ * alone. Keeps errno. */
 static ssize_t xfer_end(struct xfer_side *in, struct xfer_side *out, ssize_t r)
 {
 	xfer_side_end(in, r);
@@ -369,8 +370,6 @@ static ssize_t xfer_end(struct xfer_side *in, struct xfer_side *out, ssize_t r)
 	struct xfer_side in = {.fd = (in_fd), .off = (in_off)};                            \
 	struct xfer_side out = {.fd = (out_fd), .off = (out_off)};                         \
 	xfer_begin(&in, &out, SHIM_CALLER());                                              \
-	if (!in.on && !out.on)                                                             \
-		return call;                                                               \
 	return xfer_end(&in, &out, call);
 
 SHIM_EXPORT ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out,

@@ -129,15 +129,19 @@ SHIM_EXPORT int fclose(FILE *f)
 	return r;
 }
 
-#define FFLUSH_WRAPPER(name)                                                               \
+/* int NAME(FILE *f): fflush, fgetc and their other names; end records the
+ * call from its result r. */
+#define STREAM_INT_WRAPPER(name, op, end)                                                  \
 	SHIM_EXPORT int name(FILE *f)                                                      \
 	{                                                                                  \
 		SHIM_REAL(name);                                                           \
-		STREAM_BEGIN(IOP_OP_SYNC, real_##name(f))                                  \
+		STREAM_BEGIN(op, real_##name(f))                                           \
 		int r = real_##name(f);                                                    \
-		shim_end_meta(&c, r == 0);                                                 \
+		end;                                                                       \
 		return r;                                                                  \
 	}
+
+#define FFLUSH_WRAPPER(name) STREAM_INT_WRAPPER(name, IOP_OP_SYNC, shim_end_meta(&c, r == 0))
 
 FFLUSH_WRAPPER(fflush)
 FFLUSH_WRAPPER(fflush_unlocked)
@@ -205,14 +209,8 @@ SHIM_EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *f)
 }
 
 #define FGETC_WRAPPER(name)                                                                \
-	SHIM_EXPORT int name(FILE *f)                                                      \
-	{                                                                                  \
-		SHIM_REAL(name);                                                           \
-		STREAM_BEGIN(IOP_OP_READ, real_##name(f))                                  \
-		int r = real_##name(f);                                                    \
-		end_transfer(&c, r != EOF, r == EOF && ferror_unlocked(f));                \
-		return r;                                                                  \
-	}
+	STREAM_INT_WRAPPER(name, IOP_OP_READ,                                              \
+	                   end_transfer(&c, r != EOF, r == EOF && ferror_unlocked(f)))
 
 FGETC_WRAPPER(fgetc)
 FGETC_WRAPPER(fgetc_unlocked)
