@@ -113,25 +113,66 @@ void ex_truth_add(json_t *truth, const char *path, const char *layer, const stru
 		ex_die("out of memory building the truth line");
 }
 
-void ex_truth_print(json_t *truth)
+/* The truth as text with its newline; dies when it cannot be encoded. */
+static char *truth_line(json_t *truth)
 {
 	char *text = json_dumps(truth, JSON_COMPACT);
-	char *line;
-	size_t len;
-
 	if (!text)
 		ex_die("cannot encode the truth line");
-	/* One stdout write per line, so the lines of different ranks never
-	 * interleave: the text plus its newline go out in a single fputs. */
-	len = strlen(text);
-	line = malloc(len + 2);
+	size_t len = strlen(text);
+	char *line = malloc(len + 2);
 	if (!line)
 		ex_die("out of memory printing the truth line");
 	memcpy(line, text, len);
 	memcpy(line + len, "\n", 2);
-	if (fputs(line, stdout) == EOF || fflush(stdout) == EOF)
-		ex_die("cannot print the truth line");
-	free(line);
 	free(text);
 	json_decref(truth);
+	return line;
+}
+
+static void print_all(const char *text)
+{
+	if (fputs(text, stdout) == EOF || fflush(stdout) == EOF)
+		ex_die("cannot print the truth line");
+}
+
+void ex_truth_print(json_t *truth)
+{
+	/* One stdout write per line, so the lines of different ranks never
+	 * interleave: the text plus its newline go out in a single fputs. */
+	char *line = truth_line(truth);
+	print_all(line);
+	free(line);
+}
+
+void ex_truth_print_gathered(json_t *truth, MPI_Comm comm)
+{
+	char *line = truth_line(truth);
+	int len = (int)strlen(line), rank, n;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &n);
+	int *lens = rank == 0 ? calloc((size_t)n, sizeof *lens) : NULL;
+	int *disps = rank == 0 ? calloc((size_t)n, sizeof *disps) : NULL;
+	if (rank == 0 && (!lens || !disps))
+		ex_die("out of memory gathering the truth lines");
+	MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+	char *all = NULL;
+	if (rank == 0) {
+		size_t total = 0;
+		for (int i = 0; i < n; i++) {
+			disps[i] = (int)total;
+			total += (size_t)lens[i];
+		}
+		all = malloc(total + 1);
+		if (!all || total > INT_MAX)
+			ex_die("out of memory gathering the truth lines");
+		all[total] = '\0';
+	}
+	MPI_Gatherv(line, len, MPI_CHAR, all, lens, disps, MPI_CHAR, 0, comm);
+	if (rank == 0)
+		print_all(all);
+	free(all);
+	free(lens);
+	free(disps);
+	free(line);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <mpi.h>
 
 /* What one rank did to one file at one layer. */
 struct ex_io {
@@ -50,5 +51,10 @@ void ex_truth_add(json_t *truth, const char *path, const char *layer, const stru
 
 /* Prints the truth as one line with one fputs + fflush, then frees it. */
 void ex_truth_print(json_t *truth);
+
+/* The same for every rank of COMM, printed by its rank 0 in one write, in
+ * rank order: for truth lines too long for the launcher to forward whole
+ * (Open MPI's mpirun mixes long lines of different ranks). Collective. */
+void ex_truth_print_gathered(json_t *truth, MPI_Comm comm);
 
 #endif

@@ -1,9 +1,11 @@
 /* HDF5 layer, resolved at run time: no link to libhdf5 and no HDF5 headers
  * at build time (the few types are declared here, as HDF5 1.10+ defines
  * them). Files are rows by path; each dataset is a row of its own named
- * "<file path>:<dataset path>". Bytes of H5Dread/H5Dwrite are the points of
- * the memory selection times the memory type's size. A transfer is
- * collective when its transfer property list says H5FD_MPIO_COLLECTIVE.
+ * "<file path>:<dataset path>", from its H5Dcreate or H5Dopen to its
+ * H5Dclose (groups are on their file's row). Bytes of H5Dread/H5Dwrite are
+ * the points of the memory selection times the memory type's size. A
+ * transfer is collective when its transfer property list says
+ * H5FD_MPIO_COLLECTIVE.
  *
  * The real functions are found as every layer's are (shim_resolve_opt),
  * which also finds a libhdf5 loaded privately (RTLD_LOCAL, as Python loads
@@ -275,8 +277,7 @@ H5_ID_META(H5Dclose, IOP_OP_CLOSE, true, (hid_t id), (id))
 
 /* ------------------------------------------------------------ datasets, groups */
 
-/* Creates and opens are recorded on the file that holds them: the dataset's
- * own row exists only once it is open. */
+/* The file a create or open is begun on: the row of loc's file. */
 static uint32_t file_of(hid_t loc)
 {
 	uint32_t name = handle_get(loc);
@@ -293,6 +294,25 @@ static uint32_t file_of(hid_t loc)
 	return n > 0 && n < (ssize_t)sizeof path ? shim_name_path(path) : 0;
 }
 
+/* Ends a create or open that returned r. A dataset's whole life, from its
+ * create or open to its close, is on its own row; its name is known only
+ * once the call returned its id, so the call is begun on the file's row
+ * (which the in-flight slot shows while it runs) and moved to the
+ * dataset's here, as an open(2) is named once it returned
+ * (shim_path_after). A failed call, a group, or a dataset without a name
+ * stays on the file's row. */
+static void end_opener(struct shim_call *c, hid_t r, bool is_dataset)
+{
+	int e = errno; /* the HDF5 calls naming it must not change the application's */
+	uint32_t ds = r >= 0 && is_dataset ? dataset_name(r) : 0;
+	errno = e;
+	if (ds) {
+		handle_put(r, ds);
+		c->file = ds;
+	}
+	end_h5(c, r >= 0, 0, false);
+}
+
 #define H5_OPENER(fn, op, is_dataset, params, args)                                        \
 	SHIM_EXPORT hid_t fn params;                                                       \
 	SHIM_EXPORT hid_t fn params                                                        \
@@ -303,12 +323,7 @@ static uint32_t file_of(hid_t loc)
 		if (!file || !shim_begin(&c, IOP_LAYER_HDF5, op, file))                    \
 			return real_##fn args;                                             \
 		hid_t r = real_##fn args;                                                  \
-		end_h5(&c, r >= 0, 0, false);                                              \
-		if (r >= 0 && is_dataset) {                                                \
-			uint32_t ds = dataset_name(r);                                     \
-			if (ds)                                                            \
-				handle_put(r, ds);                                         \
-		}                                                                          \
+		end_opener(&c, r, is_dataset);                                             \
 		return r;                                                                  \
 	}
 

@@ -1,65 +1,38 @@
-/* MPI-IO layer, through PMPI. Each wrapper is exported under its MPI_ and
- * its PMPI_ name (Fortran bindings of some MPIs call PMPI_ directly) and
- * calls the library's PMPI_ function found with dlsym(RTLD_NEXT), so the
- * shim needs no link to libmpi and works in programs without MPI.
+/* MPI-IO layer, through PMPI: files, their metadata calls, blocking and
+ * split-collective transfers (nonblocking ones: mpiio_req.c; what both
+ * share: mpiio.h). Each wrapper is exported under its MPI_ and its PMPI_
+ * name (Fortran bindings of some MPIs call PMPI_ directly) and calls the
+ * library's PMPI_ function found with dlsym(RTLD_NEXT), so the shim needs
+ * no link to libmpi and works in programs without MPI.
  *
- * Bytes are count x datatype size (elements actually moved when a status
- * says so). Offsets are in bytes from the start of the file for the
- * explicit-offset and individual-pointer forms; shared-pointer forms carry
- * none. The POSIX calls an MPI-IO call issues are its children (shim.h).
- * Nonblocking calls are timed from post to completion in the MPI_Wait and
- * MPI_Test families, and their site is where they were posted;
- * split collectives from _begin to _end. A failed MPI call is recorded with
- * err = EIO; errno is never touched. */
-#include <mpi.h>
+ * Bytes are what the transfer's status says it moved (mpiio.h), for any
+ * datatype. Offsets are in bytes from the start of the file for the
+ * explicit-offset and individual-pointer forms, through the file's view;
+ * shared-pointer forms carry none. The POSIX calls an MPI-IO call issues
+ * are its children (shim.h). Split collectives are timed from _begin to
+ * _end. A failed MPI call is recorded with err = EIO; errno is never
+ * touched. */
 #include <pthread.h>
 #include <string.h>
 
+#include "mpiio.h"
 #include "sender_api.h"
-#include "shim.h"
-
-#define REAL_PMPI(name)                                                                     \
-	static __typeof__(MPI_##name) *real_##name;                                        \
-	if (SHIM_UNLIKELY(!real_##name))                                                   \
-	real_##name = (__typeof__(MPI_##name) *)shim_resolve("PMPI_" #name)
-
-/* A PMPI function the wrappers use as a helper, found at run time too. */
-#define PMPI_FN(name)                                                                      \
-	({                                                                                 \
-		static __typeof__(PMPI_##name) *fn_;                                       \
-		if (SHIM_UNLIKELY(!fn_))                                                   \
-			fn_ = (__typeof__(PMPI_##name) *)shim_resolve("PMPI_" #name);      \
-		fn_;                                                                       \
-	})
-
-/* Defines MPI_name and exports PMPI_name as the same function. */
-#define MPI_WRAP(name, params)                                                             \
-	int PMPI_##name params __attribute__((alias("MPI_" #name), visibility("default"))); \
-	SHIM_EXPORT int MPI_##name params
 
 /* ------------------------------------------------------------ handle tables */
 
-#define HANDLES 4096 /* open files and pending requests tracked at once */
+#define HANDLES 4096 /* open files tracked at once */
 
 struct fh_entry {
 	MPI_File fh;
 	uint32_t file;
 	/* a split collective in progress */
-	uint64_t split_t0, split_bytes;
+	uint64_t split_t0, split_bytes, split_offset;
 	uint32_t split_site;
 	uint8_t split_op;
-};
-
-struct req_entry {
-	MPI_Request req;
-	uint64_t t0, bytes, offset;
-	uint32_t file, site;
-	uint8_t op, used, has_offset;
+	bool split_has_offset;
 };
 
 static struct fh_entry fhs[HANDLES];
-static struct req_entry reqs[HANDLES];
-static _Atomic unsigned n_reqs;
 static pthread_mutex_t tables = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned slot_of(const void *key, size_t len)
@@ -83,7 +56,7 @@ static struct fh_entry *fh_find(MPI_File fh, bool add)
 	return NULL;
 }
 
-static uint32_t fh_file(MPI_File fh)
+uint32_t shim_mpiio_file(MPI_File fh)
 {
 	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
 		return 0;
@@ -109,7 +82,8 @@ static void fh_remove(MPI_File fh)
 				if (!fhs[j].file)
 					goto out;
 				unsigned home = slot_of(&fhs[j].fh, sizeof fhs[j].fh);
-				if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j))
+				if ((j > i && (home <= i || home > j)) ||
+				    (j < i && home <= i && home > j))
 					break;
 			}
 			fhs[i] = fhs[j];
@@ -120,7 +94,7 @@ out:
 	pthread_mutex_unlock(&tables);
 }
 
-static uint64_t type_bytes(MPI_Datatype type, MPI_Count count)
+uint64_t shim_mpiio_asked(MPI_Datatype type, MPI_Count count)
 {
 	MPI_Count size = 0;
 	if (PMPI_FN(Type_size_x)(type, &size) != MPI_SUCCESS || size < 0 || count < 0)
@@ -128,32 +102,51 @@ static uint64_t type_bytes(MPI_Datatype type, MPI_Count count)
 	return (uint64_t)size * (uint64_t)count;
 }
 
-/* Bytes moved: what the status says when there is one, else what was asked. */
-static uint64_t moved(MPI_Status *st, MPI_Datatype type, MPI_Count count)
+/* MPI_BYTE without a link-time reference: in Open MPI the address of a
+ * data symbol of libmpi (found as comm_world() finds its own), in MPICH a
+ * constant. */
+static MPI_Datatype mpi_byte(void)
 {
-	MPI_Count elements;
-	if (st != MPI_STATUS_IGNORE && PMPI_FN(Get_elements_x)(st, type, &elements) == MPI_SUCCESS &&
-	    elements != MPI_UNDEFINED)
-		return type_bytes(type, elements);
-	return type_bytes(type, count);
+#ifdef OMPI_MAJOR_VERSION
+	static MPI_Datatype byte;
+	if (SHIM_UNLIKELY(!byte))
+		byte = (MPI_Datatype)dlsym(RTLD_DEFAULT, "ompi_mpi_byte");
+	return byte;
+#else
+	return MPI_BYTE;
+#endif
 }
 
-static uint64_t byte_offset(MPI_File fh, MPI_Offset off)
+uint64_t shim_mpiio_moved(const MPI_Status *st, uint64_t asked)
+{
+	MPI_Count n = 0;
+	MPI_Datatype byte = mpi_byte();
+	if (byte && PMPI_FN(Get_elements_x)(st, byte, &n) == MPI_SUCCESS && n != MPI_UNDEFINED &&
+	    n >= 0 && (uint64_t)n <= asked)
+		return (uint64_t)n;
+	return asked;
+}
+
+uint64_t shim_mpiio_byte_offset(MPI_File fh, MPI_Offset off)
 {
 	MPI_Offset disp = 0;
-	return PMPI_FN(File_get_byte_offset)(fh, off, &disp) == MPI_SUCCESS && disp >= 0 ? (uint64_t)disp : 0;
+	return PMPI_FN(File_get_byte_offset)(fh, off, &disp) == MPI_SUCCESS && disp >= 0
+	           ? (uint64_t)disp
+	           : 0;
 }
 
-static uint64_t position(MPI_File fh)
+uint64_t shim_mpiio_position(MPI_File fh)
 {
 	MPI_Offset off = 0;
-	return PMPI_FN(File_get_position)(fh, &off) == MPI_SUCCESS ? byte_offset(fh, off) : 0;
+	return PMPI_FN(File_get_position)(fh, &off) == MPI_SUCCESS ? shim_mpiio_byte_offset(fh, off)
+	                                                           : 0;
 }
 
-static void end_mpi(struct shim_call *c, int rc, uint64_t bytes, uint64_t offset, bool has_offset)
+void shim_mpiio_end(struct shim_call *c, int rc, uint64_t bytes, uint64_t offset, bool has_offset)
 {
-	struct shim_result res = {.bytes = bytes, .offset = offset,
-				  .flags = IOP_EV_BYTES | (has_offset ? IOP_EV_OFFSET : 0)};
+	struct shim_result res = {.bytes = bytes,
+	                          .offset = offset,
+	                          .flags = IOP_EV_BYTES | (has_offset ? IOP_EV_OFFSET : 0)};
 	if (rc != MPI_SUCCESS)
 		res = (struct shim_result){.err = EIO, .flags = IOP_EV_ERROR};
 	shim_end(c, &res);
@@ -162,7 +155,7 @@ static void end_mpi(struct shim_call *c, int rc, uint64_t bytes, uint64_t offset
 static void end_mpi_meta(struct shim_call *c, int rc)
 {
 	struct shim_result res = {.err = rc == MPI_SUCCESS ? 0 : EIO,
-				  .flags = rc == MPI_SUCCESS ? 0 : IOP_EV_ERROR};
+	                          .flags = rc == MPI_SUCCESS ? 0 : IOP_EV_ERROR};
 	shim_end(c, &res);
 }
 
@@ -278,12 +271,12 @@ MPI_WRAP(File_open, (MPI_Comm comm, const char *name, int amode, MPI_Info info, 
 	return r;
 }
 
-MPI_WRAP(File_close, (MPI_File *fh))
+MPI_WRAP(File_close, (MPI_File * fh))
 {
 	REAL_PMPI(File_close);
 	struct shim_call c;
 	MPI_File h = *fh;
-	uint32_t file = fh_file(h);
+	uint32_t file = shim_mpiio_file(h);
 	if (!file || !shim_begin(&c, IOP_LAYER_MPIIO, IOP_OP_CLOSE, file)) {
 		fh_remove(h);
 		return real_File_close(fh);
@@ -306,86 +299,109 @@ MPI_WRAP(File_delete, (const char *name, MPI_Info info))
 	return r;
 }
 
-#define FH_META(name, op, params, args)                                                    \
-	MPI_WRAP(name, params)                                                             \
-	{                                                                                  \
-		REAL_PMPI(name);                                                            \
-		struct shim_call c;                                                        \
-		uint32_t file = fh_file(fh);                                               \
-		if (!file || !shim_begin(&c, IOP_LAYER_MPIIO, op, file))                   \
-			return real_##name args;                                           \
-		int r = real_##name args;                                                  \
-		end_mpi_meta(&c, r);                                                       \
-		return r;                                                                  \
+#define FH_META(name, op, params, args)                                                            \
+	MPI_WRAP(name, params)                                                                     \
+	{                                                                                          \
+		REAL_PMPI(name);                                                                   \
+		struct shim_call c;                                                                \
+		uint32_t file = shim_mpiio_file(fh);                                               \
+		if (!file || !shim_begin(&c, IOP_LAYER_MPIIO, op, file))                           \
+			return real_##name args;                                                   \
+		int r = real_##name args;                                                          \
+		end_mpi_meta(&c, r);                                                               \
+		return r;                                                                          \
 	}
 
 FH_META(File_sync, IOP_OP_SYNC, (MPI_File fh), (fh))
 FH_META(File_set_size, IOP_OP_TRUNCATE, (MPI_File fh, MPI_Offset size), (fh, size))
 FH_META(File_preallocate, IOP_OP_TRUNCATE, (MPI_File fh, MPI_Offset size), (fh, size))
 FH_META(File_seek, IOP_OP_SEEK, (MPI_File fh, MPI_Offset off, int whence), (fh, off, whence))
-FH_META(File_seek_shared, IOP_OP_SEEK, (MPI_File fh, MPI_Offset off, int whence),
-	(fh, off, whence))
+FH_META(File_seek_shared, IOP_OP_SEEK, (MPI_File fh, MPI_Offset off, int whence), (fh, off, whence))
 FH_META(File_set_view, IOP_OP_SET_VIEW,
-	(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-	 const char *datarep, MPI_Info info),
-	(fh, disp, etype, filetype, datarep, info))
+        (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+         const char *datarep, MPI_Info info),
+        (fh, disp, etype, filetype, datarep, info))
 
 /* ------------------------------------------------------------ blocking transfers */
 
-/* how the offset of a transfer is known */
-#define OFF_AT(fh)     true, byte_offset(fh, offset)
-#define OFF_INDIV(fh)  true, position(fh)
-#define OFF_SHARED(fh) false, 0
+/* The status the call fills: the application's, or ours when it passed
+ * MPI_STATUS_IGNORE (a partial transfer's bytes are known only from it). */
+#define OWN_STATUS(status)                                                                         \
+	MPI_Status own_st_;                                                                        \
+	MPI_Status *st_ = (status) == MPI_STATUS_IGNORE ? &own_st_ : (status)
 
-#define XFER(name, op, ctype, offkind, params, args)                                       \
-	MPI_WRAP(name, params)                                                             \
-	{                                                                                  \
-		REAL_PMPI(name);                                                            \
-		struct shim_call c;                                                        \
-		uint32_t file = fh_file(fh);                                               \
-		if (!file)                                                                 \
-			return real_##name args;                                           \
-		XFER_OFFSET(offkind(fh));                                                  \
-		if (!shim_begin(&c, IOP_LAYER_MPIIO, op, file))                            \
-			return real_##name args;                                           \
-		int r = real_##name args;                                                  \
-		end_mpi(&c, r, moved(status, type, count), off_, has_off_);                \
-		return r;                                                                  \
+/* An independent read moves no more than the POSIX reads it issued moved,
+ * when it issued any: its bytes are the smaller of the two. MPICH's ROMIO
+ * says in the status that a strided read past the end of the file read the
+ * whole request (3300 bytes of a 2203-byte file); its preads say 2203.
+ * Data sieving reads more than is asked, never less, so the bound never
+ * cuts a true count. (A collective read's POSIX reads are its aggregator's,
+ * for every rank: no bound.) */
+static uint64_t read_bound(const struct shim_call *c, unsigned op, uint64_t bytes)
+{
+	const struct shim_thread *t = c->t;
+	unsigned d = t->depth - 1;
+	if (op != IOP_OP_READ || !(t->kids >> d & 1) || t->stack[d].child_bytes >= bytes)
+		return bytes;
+	return t->stack[d].child_bytes;
+}
+
+#define XFER(name, op, ctype, offkind, params, args, own_args)                                     \
+	MPI_WRAP(name, params)                                                                     \
+	{                                                                                          \
+		REAL_PMPI(name);                                                                   \
+		struct shim_call c;                                                                \
+		uint32_t file = shim_mpiio_file(fh);                                               \
+		if (!file)                                                                         \
+			return real_##name args;                                                   \
+		XFER_OFFSET(offkind(fh));                                                          \
+		if (!shim_begin(&c, IOP_LAYER_MPIIO, op, file))                                    \
+			return real_##name args;                                                   \
+		OWN_STATUS(status);                                                                \
+		int r = real_##name own_args;                                                      \
+		uint64_t moved_ = shim_mpiio_moved(st_, shim_mpiio_asked(type, count));            \
+		shim_mpiio_end(&c, r, read_bound(&c, op, moved_), off_, has_off_);                 \
+		return r;                                                                          \
 	}
-#define XFER_OFFSET(...) XFER_OFFSET_(__VA_ARGS__)
-#define XFER_OFFSET_(has, value)                                                           \
-	bool has_off_ = (has);                                                             \
-	uint64_t off_ = (value)
 
-#define RD_PARAMS(ctype) (MPI_File fh, void *buf, ctype count, MPI_Datatype type, MPI_Status *status)
-#define WR_PARAMS(ctype)                                                                   \
+#define RD_PARAMS(ctype)                                                                           \
+	(MPI_File fh, void *buf, ctype count, MPI_Datatype type, MPI_Status *status)
+#define WR_PARAMS(ctype)                                                                           \
 	(MPI_File fh, const void *buf, ctype count, MPI_Datatype type, MPI_Status *status)
-#define RD_AT_PARAMS(ctype)                                                                \
-	(MPI_File fh, MPI_Offset offset, void *buf, ctype count, MPI_Datatype type,        \
+#define RD_AT_PARAMS(ctype)                                                                        \
+	(MPI_File fh, MPI_Offset offset, void *buf, ctype count, MPI_Datatype type,                \
 	 MPI_Status *status)
-#define WR_AT_PARAMS(ctype)                                                                \
-	(MPI_File fh, MPI_Offset offset, const void *buf, ctype count, MPI_Datatype type,  \
+#define WR_AT_PARAMS(ctype)                                                                        \
+	(MPI_File fh, MPI_Offset offset, const void *buf, ctype count, MPI_Datatype type,          \
 	 MPI_Status *status)
-#define ARGS    (fh, buf, count, type, status)
-#define AT_ARGS (fh, offset, buf, count, type, status)
+#define ARGS(st)    (fh, buf, count, type, st)
+#define AT_ARGS(st) (fh, offset, buf, count, type, st)
 
-#define XFER_SET(sfx, ctype)                                                               \
-	XFER(File_read##sfx, IOP_OP_READ, ctype, OFF_INDIV, RD_PARAMS(ctype), ARGS)        \
-	XFER(File_write##sfx, IOP_OP_WRITE, ctype, OFF_INDIV, WR_PARAMS(ctype), ARGS)      \
-	XFER(File_read_at##sfx, IOP_OP_READ, ctype, OFF_AT, RD_AT_PARAMS(ctype), AT_ARGS)  \
-	XFER(File_write_at##sfx, IOP_OP_WRITE, ctype, OFF_AT, WR_AT_PARAMS(ctype), AT_ARGS) \
-	XFER(File_read_all##sfx, IOP_OP_READ_COLL, ctype, OFF_INDIV, RD_PARAMS(ctype), ARGS) \
-	XFER(File_write_all##sfx, IOP_OP_WRITE_COLL, ctype, OFF_INDIV, WR_PARAMS(ctype), ARGS) \
-	XFER(File_read_at_all##sfx, IOP_OP_READ_COLL, ctype, OFF_AT, RD_AT_PARAMS(ctype),  \
-	     AT_ARGS)                                                                      \
-	XFER(File_write_at_all##sfx, IOP_OP_WRITE_COLL, ctype, OFF_AT, WR_AT_PARAMS(ctype), \
-	     AT_ARGS)                                                                      \
-	XFER(File_read_shared##sfx, IOP_OP_READ, ctype, OFF_SHARED, RD_PARAMS(ctype), ARGS) \
-	XFER(File_write_shared##sfx, IOP_OP_WRITE, ctype, OFF_SHARED, WR_PARAMS(ctype), ARGS) \
-	XFER(File_read_ordered##sfx, IOP_OP_READ_COLL, ctype, OFF_SHARED, RD_PARAMS(ctype), \
-	     ARGS)                                                                         \
-	XFER(File_write_ordered##sfx, IOP_OP_WRITE_COLL, ctype, OFF_SHARED, WR_PARAMS(ctype), \
-	     ARGS)
+#define XFER_SET(sfx, ctype)                                                                       \
+	XFER(File_read##sfx, IOP_OP_READ, ctype, OFF_INDIV, RD_PARAMS(ctype), ARGS(status),        \
+	     ARGS(st_))                                                                            \
+	XFER(File_write##sfx, IOP_OP_WRITE, ctype, OFF_INDIV, WR_PARAMS(ctype), ARGS(status),      \
+	     ARGS(st_))                                                                            \
+	XFER(File_read_at##sfx, IOP_OP_READ, ctype, OFF_AT, RD_AT_PARAMS(ctype), AT_ARGS(status),  \
+	     AT_ARGS(st_))                                                                         \
+	XFER(File_write_at##sfx, IOP_OP_WRITE, ctype, OFF_AT, WR_AT_PARAMS(ctype),                 \
+	     AT_ARGS(status), AT_ARGS(st_))                                                        \
+	XFER(File_read_all##sfx, IOP_OP_READ_COLL, ctype, OFF_INDIV, RD_PARAMS(ctype),             \
+	     ARGS(status), ARGS(st_))                                                              \
+	XFER(File_write_all##sfx, IOP_OP_WRITE_COLL, ctype, OFF_INDIV, WR_PARAMS(ctype),           \
+	     ARGS(status), ARGS(st_))                                                              \
+	XFER(File_read_at_all##sfx, IOP_OP_READ_COLL, ctype, OFF_AT, RD_AT_PARAMS(ctype),          \
+	     AT_ARGS(status), AT_ARGS(st_))                                                        \
+	XFER(File_write_at_all##sfx, IOP_OP_WRITE_COLL, ctype, OFF_AT, WR_AT_PARAMS(ctype),        \
+	     AT_ARGS(status), AT_ARGS(st_))                                                        \
+	XFER(File_read_shared##sfx, IOP_OP_READ, ctype, OFF_SHARED, RD_PARAMS(ctype),              \
+	     ARGS(status), ARGS(st_))                                                              \
+	XFER(File_write_shared##sfx, IOP_OP_WRITE, ctype, OFF_SHARED, WR_PARAMS(ctype),            \
+	     ARGS(status), ARGS(st_))                                                              \
+	XFER(File_read_ordered##sfx, IOP_OP_READ_COLL, ctype, OFF_SHARED, RD_PARAMS(ctype),        \
+	     ARGS(status), ARGS(st_))                                                              \
+	XFER(File_write_ordered##sfx, IOP_OP_WRITE_COLL, ctype, OFF_SHARED, WR_PARAMS(ctype),      \
+	     ARGS(status), ARGS(st_))
 
 XFER_SET(, int)
 #if MPI_VERSION >= 4
@@ -394,21 +410,26 @@ XFER_SET(_c, MPI_Count)
 
 /* ------------------------------------------------------------ split collectives */
 
-/* A split collective from its _begin (site: where _begin was called). */
-static void split_begin(MPI_File fh, uint8_t op, uint64_t bytes, uint32_t site)
+/* A split collective from its _begin (site: where _begin was called): what
+ * it asked, its offset, kept on the file's entry until its _end. */
+static void split_begin(MPI_File fh, uint8_t op, uint64_t asked, bool has_offset, uint64_t offset,
+                        uint32_t site)
 {
 	pthread_mutex_lock(&tables);
 	struct fh_entry *e = fh_find(fh, false);
 	if (e) {
 		e->split_t0 = shim_ticks();
-		e->split_bytes = bytes;
+		e->split_bytes = asked;
+		e->split_offset = offset;
+		e->split_has_offset = has_offset;
 		e->split_op = op;
 		e->split_site = site;
 	}
 	pthread_mutex_unlock(&tables);
 }
 
-static void split_end(MPI_File fh, int rc)
+/* The _end: bytes from its status (st: never MPI_STATUS_IGNORE here). */
+static void split_end(MPI_File fh, int rc, const MPI_Status *st)
 {
 	pthread_mutex_lock(&tables);
 	struct fh_entry *e = fh_find(fh, false);
@@ -420,227 +441,65 @@ static void split_end(MPI_File fh, int rc)
 	if (copy.file && copy.split_t0 &&
 	    shim_begin_from(&c, IOP_LAYER_MPIIO, copy.split_op, copy.file, NULL, copy.split_site)) {
 		c.t0 = copy.split_t0;
-		end_mpi(&c, rc, copy.split_bytes, 0, false);
+		shim_mpiio_end(&c, rc, shim_mpiio_moved(st, copy.split_bytes), copy.split_offset,
+		               copy.split_has_offset);
 	}
 }
 
-#define SPLIT(name, op, params, args, bytes_expr)                                          \
-	MPI_WRAP(name##_begin, params)                                                     \
-	{                                                                                  \
-		REAL_PMPI(name##_begin);                                                    \
-		if (fh_file(fh))                                                           \
-			split_begin(fh, op, bytes_expr, shim_site_here(SHIM_CALLER()));    \
-		return real_##name##_begin args;                                           \
-	}                                                                                  \
-	MPI_WRAP(name##_end, (MPI_File fh, SPLIT_BUF_##op buf, MPI_Status * status))       \
-	{                                                                                  \
-		REAL_PMPI(name##_end);                                                      \
-		int r = real_##name##_end(fh, buf, status);                                \
-		split_end(fh, r);                                                          \
-		return r;                                                                  \
+/* _begin (int and _c counts: BEGIN_AS) and _end of one split collective. */
+#define SPLIT_BEGIN(name, op, ctype, offkind, params, args)                                        \
+	MPI_WRAP(name, params)                                                                     \
+	{                                                                                          \
+		REAL_PMPI(name);                                                                   \
+		if (shim_mpiio_file(fh)) {                                                         \
+			XFER_OFFSET(offkind(fh));                                                  \
+			split_begin(fh, op, shim_mpiio_asked(type, count), has_off_, off_,         \
+			            shim_site_here(SHIM_CALLER()));                                \
+		}                                                                                  \
+		return real_##name args;                                                           \
 	}
-#define SPLIT_BUF_IOP_OP_READ_COLL  void *
-#define SPLIT_BUF_IOP_OP_WRITE_COLL const void *
-
-SPLIT(File_read_all, IOP_OP_READ_COLL, (MPI_File fh, void *buf, int count, MPI_Datatype type),
-      (fh, buf, count, type), type_bytes(type, count))
-SPLIT(File_write_all, IOP_OP_WRITE_COLL,
-      (MPI_File fh, const void *buf, int count, MPI_Datatype type), (fh, buf, count, type),
-      type_bytes(type, count))
-SPLIT(File_read_at_all, IOP_OP_READ_COLL,
-      (MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype type),
-      (fh, off, buf, count, type), type_bytes(type, count))
-SPLIT(File_write_at_all, IOP_OP_WRITE_COLL,
-      (MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type),
-      (fh, off, buf, count, type), type_bytes(type, count))
-SPLIT(File_read_ordered, IOP_OP_READ_COLL, (MPI_File fh, void *buf, int count, MPI_Datatype type),
-      (fh, buf, count, type), type_bytes(type, count))
-SPLIT(File_write_ordered, IOP_OP_WRITE_COLL,
-      (MPI_File fh, const void *buf, int count, MPI_Datatype type), (fh, buf, count, type),
-      type_bytes(type, count))
-
-/* ------------------------------------------------------------ nonblocking */
-
-static void req_post(MPI_Request req, uint32_t file, uint8_t op, uint64_t t0, uint64_t bytes,
-		     bool has_offset, uint64_t offset, uint32_t site)
-{
-	pthread_mutex_lock(&tables);
-	unsigned s = slot_of(&req, sizeof req);
-	for (unsigned i = 0; i < HANDLES; i++) {
-		struct req_entry *e = &reqs[(s + i) % HANDLES];
-		if (!e->used) {
-			*e = (struct req_entry){.req = req, .t0 = t0, .bytes = bytes, .offset = offset,
-						.file = file, .site = site, .op = op, .used = 1,
-						.has_offset = has_offset};
-			atomic_fetch_add(&n_reqs, 1);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&tables);
-}
-
-/* A request completed: if it was one of ours, record it. */
-static void req_done(MPI_Request req, int rc)
-{
-	pthread_mutex_lock(&tables);
-	struct req_entry found = {0};
-	unsigned s = slot_of(&req, sizeof req);
-	for (unsigned i = 0; i < HANDLES; i++) {
-		struct req_entry *e = &reqs[(s + i) % HANDLES];
-		if (e->used && e->req == req) {
-			found = *e;
-			e->used = 0;
-			atomic_fetch_sub(&n_reqs, 1);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&tables);
-	struct shim_call c;
-	if (found.used && shim_begin_from(&c, IOP_LAYER_MPIIO, found.op, found.file, NULL, found.site)) {
-		c.t0 = found.t0;
-		end_mpi(&c, rc, found.bytes, found.offset, found.has_offset);
-	}
-}
-
-#define IXFER(name, op, offkind, params, args)                                             \
-	MPI_WRAP(name, params)                                                             \
-	{                                                                                  \
-		REAL_PMPI(name);                                                            \
-		uint32_t file = fh_file(fh);                                               \
-		if (!file)                                                                 \
-			return real_##name args;                                           \
-		XFER_OFFSET(offkind(fh));                                                  \
-		uint32_t site = shim_site_here(SHIM_CALLER());                             \
-		uint64_t t0 = shim_ticks();                                                \
-		int r = real_##name args;                                                  \
-		if (r == MPI_SUCCESS)                                                      \
-			req_post(*req, file, op, t0, type_bytes(type, count), has_off_, off_, \
-				 site);                                                    \
-		return r;                                                                  \
+#define SPLIT_END(name, bufq)                                                                      \
+	MPI_WRAP(name, (MPI_File fh, bufq void *buf, MPI_Status *status))                          \
+	{                                                                                          \
+		REAL_PMPI(name);                                                                   \
+		if (!shim_mpiio_file(fh))                                                          \
+			return real_##name(fh, buf, status);                                       \
+		OWN_STATUS(status);                                                                \
+		int r = real_##name(fh, buf, st_);                                                 \
+		split_end(fh, r, st_);                                                             \
+		return r;                                                                          \
 	}
 
-#define IRD_PARAMS (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *req)
-#define IWR_PARAMS (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Request *req)
-#define IRD_AT_PARAMS                                                                      \
-	(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type, MPI_Request *req)
-#define IWR_AT_PARAMS                                                                      \
-	(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype type,    \
-	 MPI_Request *req)
-#define IARGS    (fh, buf, count, type, req)
-#define IAT_ARGS (fh, offset, buf, count, type, req)
+#define SPLIT_RD(ctype) (MPI_File fh, void *buf, ctype count, MPI_Datatype type)
+#define SPLIT_WR(ctype) (MPI_File fh, const void *buf, ctype count, MPI_Datatype type)
+#define SPLIT_RD_AT(ctype)                                                                         \
+	(MPI_File fh, MPI_Offset offset, void *buf, ctype count, MPI_Datatype type)
+#define SPLIT_WR_AT(ctype)                                                                         \
+	(MPI_File fh, MPI_Offset offset, const void *buf, ctype count, MPI_Datatype type)
+#define SPLIT_ARGS    (fh, buf, count, type)
+#define SPLIT_AT_ARGS (fh, offset, buf, count, type)
 
-IXFER(File_iread, IOP_OP_READ, OFF_INDIV, IRD_PARAMS, IARGS)
-IXFER(File_iwrite, IOP_OP_WRITE, OFF_INDIV, IWR_PARAMS, IARGS)
-IXFER(File_iread_at, IOP_OP_READ, OFF_AT, IRD_AT_PARAMS, IAT_ARGS)
-IXFER(File_iwrite_at, IOP_OP_WRITE, OFF_AT, IWR_AT_PARAMS, IAT_ARGS)
-IXFER(File_iread_all, IOP_OP_READ_COLL, OFF_INDIV, IRD_PARAMS, IARGS)
-IXFER(File_iwrite_all, IOP_OP_WRITE_COLL, OFF_INDIV, IWR_PARAMS, IARGS)
-IXFER(File_iread_at_all, IOP_OP_READ_COLL, OFF_AT, IRD_AT_PARAMS, IAT_ARGS)
-IXFER(File_iwrite_at_all, IOP_OP_WRITE_COLL, OFF_AT, IWR_AT_PARAMS, IAT_ARGS)
-IXFER(File_iread_shared, IOP_OP_READ, OFF_SHARED, IRD_PARAMS, IARGS)
-IXFER(File_iwrite_shared, IOP_OP_WRITE, OFF_SHARED, IWR_PARAMS, IARGS)
+#define SPLIT_SET(sfx, ctype)                                                                      \
+	SPLIT_BEGIN(File_read_all_begin##sfx, IOP_OP_READ_COLL, ctype, OFF_INDIV, SPLIT_RD(ctype), \
+	            SPLIT_ARGS)                                                                    \
+	SPLIT_BEGIN(File_write_all_begin##sfx, IOP_OP_WRITE_COLL, ctype, OFF_INDIV,                \
+	            SPLIT_WR(ctype), SPLIT_ARGS)                                                   \
+	SPLIT_BEGIN(File_read_at_all_begin##sfx, IOP_OP_READ_COLL, ctype, OFF_AT,                  \
+	            SPLIT_RD_AT(ctype), SPLIT_AT_ARGS)                                             \
+	SPLIT_BEGIN(File_write_at_all_begin##sfx, IOP_OP_WRITE_COLL, ctype, OFF_AT,                \
+	            SPLIT_WR_AT(ctype), SPLIT_AT_ARGS)                                             \
+	SPLIT_BEGIN(File_read_ordered_begin##sfx, IOP_OP_READ_COLL, ctype, OFF_SHARED,             \
+	            SPLIT_RD(ctype), SPLIT_ARGS)                                                   \
+	SPLIT_BEGIN(File_write_ordered_begin##sfx, IOP_OP_WRITE_COLL, ctype, OFF_SHARED,           \
+	            SPLIT_WR(ctype), SPLIT_ARGS)
 
-/* Requests are looked at only while recording: a forked child (recording
- * off) never touches the table, whose lock another thread may have held. */
-static inline bool tracking(void)
-{
-	return atomic_load_explicit(&n_reqs, memory_order_relaxed) != 0 &&
-	       atomic_load_explicit(&shim.state, memory_order_relaxed) == SHIM_ON;
-}
-
-MPI_WRAP(Wait, (MPI_Request * req, MPI_Status *status))
-{
-	REAL_PMPI(Wait);
-	if (!tracking())
-		return real_Wait(req, status);
-	MPI_Request r0 = *req;
-	int r = real_Wait(req, status);
-	req_done(r0, r);
-	return r;
-}
-
-MPI_WRAP(Test, (MPI_Request * req, int *flag, MPI_Status *status))
-{
-	REAL_PMPI(Test);
-	if (!tracking())
-		return real_Test(req, flag, status);
-	MPI_Request r0 = *req;
-	int r = real_Test(req, flag, status);
-	if (r != MPI_SUCCESS || *flag)
-		req_done(r0, r);
-	return r;
-}
-
-/* Copies of the handles, taken before the call changes them. */
-#define REQ_COPY_MAX 1024
-#define WITH_COPIES(n, reqs_in)                                                            \
-	MPI_Request copy_[REQ_COPY_MAX];                                                   \
-	int ncopy_ = (n) > REQ_COPY_MAX ? REQ_COPY_MAX : (n);                              \
-	if (ncopy_ > 0)                                                                    \
-		memcpy(copy_, reqs_in, (size_t)ncopy_ * sizeof *copy_);
-
-MPI_WRAP(Waitall, (int n, MPI_Request reqs_in[], MPI_Status statuses[]))
-{
-	REAL_PMPI(Waitall);
-	if (!tracking())
-		return real_Waitall(n, reqs_in, statuses);
-	WITH_COPIES(n, reqs_in)
-	int r = real_Waitall(n, reqs_in, statuses);
-	for (int i = 0; i < ncopy_; i++)
-		req_done(copy_[i], r);
-	return r;
-}
-
-MPI_WRAP(Testall, (int n, MPI_Request reqs_in[], int *flag, MPI_Status statuses[]))
-{
-	REAL_PMPI(Testall);
-	if (!tracking())
-		return real_Testall(n, reqs_in, flag, statuses);
-	WITH_COPIES(n, reqs_in)
-	int r = real_Testall(n, reqs_in, flag, statuses);
-	for (int i = 0; (r != MPI_SUCCESS || *flag) && i < ncopy_; i++)
-		req_done(copy_[i], r);
-	return r;
-}
-
-MPI_WRAP(Waitany, (int n, MPI_Request reqs_in[], int *index, MPI_Status *status))
-{
-	REAL_PMPI(Waitany);
-	if (!tracking())
-		return real_Waitany(n, reqs_in, index, status);
-	WITH_COPIES(n, reqs_in)
-	int r = real_Waitany(n, reqs_in, index, status);
-	if (*index >= 0 && *index < ncopy_)
-		req_done(copy_[*index], r);
-	return r;
-}
-
-MPI_WRAP(Testany, (int n, MPI_Request reqs_in[], int *index, int *flag, MPI_Status *status))
-{
-	REAL_PMPI(Testany);
-	if (!tracking())
-		return real_Testany(n, reqs_in, index, flag, status);
-	WITH_COPIES(n, reqs_in)
-	int r = real_Testany(n, reqs_in, index, flag, status);
-	if (*flag && *index >= 0 && *index < ncopy_)
-		req_done(copy_[*index], r);
-	return r;
-}
-
-#define SOME_WRAPPER(name)                                                                 \
-	MPI_WRAP(name, (int n, MPI_Request reqs_in[], int *outcount, int indices[],        \
-			MPI_Status statuses[]))                                            \
-	{                                                                                  \
-		REAL_PMPI(name);                                                            \
-		if (!tracking())                                                           \
-			return real_##name(n, reqs_in, outcount, indices, statuses);       \
-		WITH_COPIES(n, reqs_in)                                                    \
-		int r = real_##name(n, reqs_in, outcount, indices, statuses);              \
-		for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)          \
-			if (indices[i] >= 0 && indices[i] < ncopy_)                        \
-				req_done(copy_[indices[i]], r);                            \
-		return r;                                                                  \
-	}
-
-SOME_WRAPPER(Waitsome)
-SOME_WRAPPER(Testsome)
+SPLIT_SET(, int)
+#if MPI_VERSION >= 4
+SPLIT_SET(_c, MPI_Count)
+#endif
+SPLIT_END(File_read_all_end, )
+SPLIT_END(File_write_all_end, const)
+SPLIT_END(File_read_at_all_end, )
+SPLIT_END(File_write_at_all_end, const)
+SPLIT_END(File_read_ordered_end, )
+SPLIT_END(File_write_ordered_end, const)
