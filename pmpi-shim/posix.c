@@ -7,9 +7,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -528,30 +530,71 @@ SHIM_EXPORT int dup3(int fd, int nfd, int flags)
 	return duped(&c, rec, fd, r, file);
 }
 
-SHIM_EXPORT int fcntl(int fd, int cmd, ...)
+/* fcntl's record locks, process-owned and open-file-description-owned: a
+ * lock taken, tried or tested. F_SETLKW waits until the lock is granted,
+ * and the wait is the call's time (MPI-IO's data sieving and atomic mode
+ * take them around shared-file writes). The 64 forms are other numbers
+ * only where off_t is 32 bits. */
+static bool lock_cmd(int cmd)
 {
-	SHIM_REAL(fcntl);
-	va_list ap;
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *); /* every fcntl argument fits a pointer */
-	va_end(ap);
-	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
-		return real_fcntl(fd, cmd, arg);
-	DUP_BEGIN
-	return duped(&c, rec, fd, real_fcntl(fd, cmd, arg), file);
+	switch (cmd) {
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		return true;
+	default:
+		break;
+	}
+#if defined(F_GETLK64) && F_GETLK64 != F_GETLK
+	return cmd == F_GETLK64 || cmd == F_SETLK64 || cmd == F_SETLKW64;
+#else
+	return false;
+#endif
 }
 
-SHIM_EXPORT int fcntl64(int fd, int cmd, ...)
+/* fcntl and fcntl64: the dup commands and the lock commands are recorded,
+ * every other command passes straight through. */
+#define FCNTL_WRAPPER(name)                                                                \
+	SHIM_EXPORT int name(int fd, int cmd, ...)                                         \
+	{                                                                                  \
+		SHIM_REAL(name);                                                           \
+		va_list ap;                                                                \
+		va_start(ap, cmd);                                                         \
+		void *arg = va_arg(ap, void *); /* every argument fits a pointer */        \
+		va_end(ap);                                                                \
+		if (lock_cmd(cmd)) {                                                       \
+			FD_META(IOP_OP_LOCK, int, real_##name(fd, cmd, arg), r != -1)      \
+		}                                                                          \
+		if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)                              \
+			return real_##name(fd, cmd, arg);                                  \
+		DUP_BEGIN                                                                  \
+		return duped(&c, rec, fd, real_##name(fd, cmd, arg), file);                \
+	}
+
+FCNTL_WRAPPER(fcntl)
+FCNTL_WRAPPER(fcntl64)
+
+SHIM_EXPORT int flock(int fd, int op)
 {
-	SHIM_REAL(fcntl64);
-	va_list ap;
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
-		return real_fcntl64(fd, cmd, arg);
-	DUP_BEGIN
-	return duped(&c, rec, fd, real_fcntl64(fd, cmd, arg), file);
+	SHIM_REAL(flock);
+	FD_META(IOP_OP_LOCK, int, real_flock(fd, op), r == 0)
+}
+
+/* The file system a descriptor's file is on (statfs, by path, is with
+ * stat below). */
+SHIM_EXPORT int fstatfs(int fd, struct statfs *st)
+{
+	SHIM_REAL(fstatfs);
+	FD_META(IOP_OP_STATFS, int, real_fstatfs(fd, st), r == 0)
+}
+
+SHIM_EXPORT int fstatfs64(int fd, struct statfs64 *st)
+{
+	SHIM_REAL(fstatfs64);
+	FD_META(IOP_OP_STATFS, int, real_fstatfs64(fd, st), r == 0)
 }
 
 #define MMAP_WRAPPER(name, off_type)                                                       \
@@ -665,6 +708,20 @@ SHIM_EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, str
 {
 	SHIM_REAL(statx);
 	PATH_META(IOP_OP_STAT, AT_PATH(dirfd, path), real_statx(dirfd, path, flags, mask, st))
+}
+
+/* The file system a path is on (excluded paths are not recorded, as for
+ * stat). */
+SHIM_EXPORT int statfs(const char *path, struct statfs *st)
+{
+	SHIM_REAL(statfs);
+	PATH_META(IOP_OP_STATFS, path, real_statfs(path, st))
+}
+
+SHIM_EXPORT int statfs64(const char *path, struct statfs64 *st)
+{
+	SHIM_REAL(statfs64);
+	PATH_META(IOP_OP_STATFS, path, real_statfs64(path, st))
 }
 
 SHIM_EXPORT int unlink(const char *path)

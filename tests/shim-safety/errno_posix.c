@@ -1,12 +1,15 @@
 /* POSIX cases of the errno table: opening, closing and moving bytes
- * (posix_cases), then seeking, syncing, stat, paths, dup, fcntl, mmap and
- * temporary files (posix_meta_cases). See errno_table.h for T(). */
+ * (posix_cases), then seeking, syncing, stat, paths, dup, fcntl, locks,
+ * statfs, mmap and temporary files (posix_meta_cases). See errno_table.h
+ * for T(). */
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 
 #include "errno_table.h"
@@ -372,6 +375,84 @@ static void dup_cases(int fd)
 	CHECK(fcntl(fd, F_SETFL, 0) == 0, "F_SETFL 0");
 }
 
+/* fcntl's record locks (process and open file description), flock. A
+ * second open of data.bin is another open file description: its OFD locks
+ * and flock conflict with the first's (never blocking: F_SETLKW and
+ * F_OFD_SETLKW only where nothing conflicts). */
+static void lock_cases(int fd, int ro)
+{
+	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100};
+	struct flock bad = lk;
+	bad.l_type = 99;
+	T("fcntl_setlkw", K_NUM, W_OK_, fcntl(fd, F_SETLKW, &lk));
+	T("fcntl_setlk_ebadf", K_NUM, EBADF, fcntl(CLOSED_FD, F_SETLK, &lk));
+	T("fcntl_setlk_ebadf_neg", K_NUM, EBADF, fcntl(-1, F_SETLK, &lk));
+	T("fcntl_setlk_ebadf_rdonly", K_NUM, EBADF, fcntl(ro, F_SETLK, &lk));
+	T("fcntl_setlk_einval", K_NUM, EINVAL, fcntl(fd, F_SETLK, &bad));
+	T("fcntl_setlkw_efault", K_NUM, EFAULT, fcntl(fd, F_SETLKW, null_ptr));
+	T("fcntl_getlk_ebadf", K_NUM, EBADF, fcntl(CLOSED_FD, F_GETLK, &lk));
+	lk.l_type = F_UNLCK;
+	T("fcntl_setlk_unlock", K_NUM, W_OK_, fcntl(fd, F_SETLK, &lk));
+	struct flock64 lk64 = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	T("fcntl_setlk64", K_NUM, W_OK_, fcntl(fd, F_SETLK64, &lk64));
+	T("fcntl_getlk64", K_NUM, W_OK_, fcntl(fd, F_GETLK64, &lk64));
+	row_value("fcntl_getlk64_type", lk64.l_type, F_UNLCK); /* its own locks never conflict */
+	struct flock all = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	T("fcntl64_setlkw_unlock", K_NUM, W_OK_, fcntl64(fd, F_SETLKW, &all));
+	T("fcntl64_getlk_ebadf", K_NUM, EBADF, fcntl64(CLOSED_FD, F_GETLK, &lk));
+
+	int other = open("data.bin", O_RDWR);
+	CHECK(other >= 0, "open data.bin again");
+	struct flock ofd = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10};
+	T("fcntl_ofd_setlkw", K_NUM, W_OK_, fcntl(fd, F_OFD_SETLKW, &ofd));
+	T("fcntl_ofd_setlk_eagain", K_NUM, EAGAIN, fcntl(other, F_OFD_SETLK, &ofd));
+	T("fcntl_setlk_eagain_ofd", K_NUM, EAGAIN, fcntl(other, F_SETLK, &ofd));
+	T("fcntl_ofd_getlk", K_NUM, W_OK_, fcntl(other, F_OFD_GETLK, &ofd));
+	row_value("fcntl_ofd_getlk_type", ofd.l_type, F_WRLCK);
+	struct flock owned = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_pid = 1};
+	T("fcntl_ofd_setlk_einval_pid", K_NUM, EINVAL, fcntl(fd, F_OFD_SETLK, &owned));
+	T("fcntl_ofd_getlk_ebadf", K_NUM, EBADF, fcntl(CLOSED_FD, F_OFD_GETLK, &ofd));
+	ofd = (struct flock){.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10};
+	T("fcntl_ofd_setlk_unlock", K_NUM, W_OK_, fcntl(fd, F_OFD_SETLK, &ofd));
+
+	T("flock_ex", K_NUM, W_OK_, flock(fd, LOCK_EX));
+	T("flock_ewouldblock", K_NUM, EWOULDBLOCK, flock(other, LOCK_EX | LOCK_NB));
+	T("flock_sh_ewouldblock", K_NUM, EWOULDBLOCK, flock(other, LOCK_SH | LOCK_NB));
+	T("flock_un", K_NUM, W_OK_, flock(fd, LOCK_UN));
+	T("flock_sh_other", K_NUM, W_OK_, flock(other, LOCK_SH | LOCK_NB));
+	T("flock_einval", K_NUM, EINVAL, flock(fd, 0));
+	T("flock_ebadf", K_NUM, EBADF, flock(CLOSED_FD, LOCK_EX));
+	T("flock_ebadf_neg", K_NUM, EBADF, flock(-1, LOCK_UN));
+	CLOSE_OK(other);
+}
+
+static void statfs_cases(int fd)
+{
+	struct statfs sf;
+	struct statfs64 sf64;
+	int gone = open("gone.dat", O_CREAT | O_RDWR, 0644);
+	CHECK(gone >= 0, "open gone.dat");
+	CLOSE_OK(gone);
+	T("statfs_ok", K_NUM, W_OK_, statfs("data.bin", &sf));
+	T("statfs_dir", K_NUM, W_OK_, statfs("dir", &sf));
+	T("statfs_excluded", K_NUM, W_OK_, statfs("/proc/self", &sf));
+	T("statfs_enoent", K_NUM, ENOENT, statfs("missing", &sf));
+	T("statfs_enoent_empty", K_NUM, ENOENT, statfs("", &sf));
+	T("statfs_enotdir", K_NUM, ENOTDIR, statfs("data.bin/x", &sf));
+	T("statfs_efault", K_NUM, EFAULT, statfs("data.bin", null_ptr));
+	T("statfs_enametoolong", K_NUM, ENAMETOOLONG, statfs(long_name(), &sf));
+	T("statfs64_ok", K_NUM, W_OK_, statfs64("data.bin", &sf64));
+	T("statfs64_enoent", K_NUM, ENOENT, statfs64("missing", &sf64));
+	T("fstatfs_ok", K_NUM, W_OK_, fstatfs(fd, &sf));
+	T("fstatfs_pipe", K_NUM, W_OK_, fstatfs(pipe_r, &sf));
+	T("fstatfs_ebadf", K_NUM, EBADF, fstatfs(-1, &sf));
+	T("fstatfs_ebadf_closed", K_NUM, EBADF, fstatfs(gone, &sf));
+	T("fstatfs_efault", K_NUM, EFAULT, fstatfs(fd, null_ptr));
+	T("fstatfs64_ok", K_NUM, W_OK_, fstatfs64(fd, &sf64));
+	T("fstatfs64_ebadf", K_NUM, EBADF, fstatfs64(CLOSED_FD, &sf64));
+	CHECK(unlink("gone.dat") == 0, "unlink gone.dat");
+}
+
 static void mmap_cases(int fd, int ro)
 {
 	void *m;
@@ -416,6 +497,8 @@ void posix_meta_cases(void)
 	stat_cases(fd);
 	path_cases();
 	dup_cases(fd);
+	lock_cases(fd, ro);
+	statfs_cases(fd);
 	mmap_cases(fd, ro);
 	temp_cases();
 	CLOSE_OK(fd);

@@ -14,16 +14,20 @@
  * exactly in the sink's counters when the shim is active, and the copy
  * probe: COPY_BYTES written to copy.src, two thirds of it copied to
  * copy.dst by copy_file_range, sendfile and splice through a pipe (the
- * driver checks both files' counters). Last come paths
+ * driver checks both files' counters), and the lock probe: 13 metadata
+ * calls on lock.dat (locks, statfs, open, close), one of them failed, and
+ * fcntl commands that are not recorded. Last come paths
  * that are invalid pointers (EFAULT from the kernel): a wrapper that reads
  * the path itself crashes there, so they go after everything else, and
  * stdout is line-buffered so that the lines before a crash are kept.
  * "errno_table no-bad-paths" leaves them out. */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "errno_table.h"
 
@@ -173,15 +177,41 @@ static void copy_probe(void)
 	CLOSE_OK(dst);
 }
 
+/* Lock and statfs calls are metadata calls on their file; other fcntl
+ * commands (but dup) are not recorded. */
+static void lock_probe(void)
+{
+	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	struct flock bad = lk;
+	bad.l_type = 99;
+	struct statfs sf;
+	int fd = open("lock.dat", O_CREAT | O_RDWR | O_TRUNC, 0644); /* 1 */
+	CHECK(fd >= 0, "open lock.dat");
+	CHECK(fcntl(fd, F_GETFL) >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0, "F_GETFL, F_SETFD");
+	CHECK(fcntl(fd, F_SETLK, &lk) == 0 && fcntl(fd, F_SETLKW, &lk) == 0, "F_SETLK[W]"); /* 3 */
+	CHECK(fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type == F_UNLCK, "F_GETLK"); /* 4 */
+	CHECK(fcntl(fd, F_SETLK, &bad) == -1 && errno == EINVAL, "F_SETLK bad type"); /* 5 */
+	struct flock ofd = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	lk = (struct flock){.l_type = F_UNLCK, .l_whence = SEEK_SET};
+	CHECK(fcntl(fd, F_SETLK, &lk) == 0, "unlock"); /* 6 */
+	CHECK(fcntl64(fd, F_OFD_SETLKW, &ofd) == 0 && fcntl(fd, F_OFD_GETLK, &ofd) == 0,
+	      "F_OFD_SETLKW, F_OFD_GETLK"); /* 8 */
+	CHECK(flock(fd, LOCK_EX) == 0 && flock(fd, LOCK_UN) == 0, "flock"); /* 10 */
+	CHECK(fstatfs(fd, &sf) == 0 && statfs("lock.dat", &sf) == 0, "fstatfs, statfs"); /* 12 */
+	CLOSE_OK(fd); /* 13 */
+}
+
 /* Paths the kernel cannot read: EFAULT, never a crash. */
 static void efault_path_cases(void)
 {
 	struct stat st;
+	struct statfs sf;
 	struct statx sx;
 	T("open_efault_path", K_FD, EFAULT, open(bad_ptr, O_RDONLY));
 	T("creat_efault_path", K_FD, EFAULT, creat(bad_ptr, 0644));
 	T("openat_efault_path", K_FD, EFAULT, openat(AT_FDCWD, bad_ptr, O_RDONLY));
 	T("stat_efault_path", K_NUM, EFAULT, stat(bad_ptr, &st));
+	T("statfs_efault_path", K_NUM, EFAULT, statfs(bad_ptr, &sf));
 	T("statx_efault_path", K_NUM, EFAULT, statx(AT_FDCWD, bad_ptr, 0, STATX_SIZE, &sx));
 	T("access_efault_path", K_NUM, EFAULT, access(bad_ptr, F_OK));
 	T("mkdir_efault_path", K_NUM, EFAULT, mkdir(bad_ptr, 0755));
@@ -203,6 +233,7 @@ int main(int argc, char **argv)
 	exec_cases();
 	probe();
 	copy_probe();
+	lock_probe();
 	if (bad_paths)
 		efault_path_cases();
 	printf("rows %u\n", n_rows);

@@ -55,8 +55,9 @@ def want_counter(doc, path, layer, cls, want, problems):
 
 def test_errno_table(tools, run):
     """Same lines, return values and errno without the shim, passive and
-    active; the active run really recorded (probe.dat, unlocked.txt and
-    the kernel-copy probe's copy.src and copy.dst exactly). Each failed
+    active; the active run really recorded (probe.dat, unlocked.txt, the
+    kernel-copy probe's copy.src and copy.dst and the lock probe's
+    lock.dat exactly). Each failed
     exec row sends a FINAL frame before the exec (and recording goes on):
     the sink expects those and the one at exit."""
     sink = None
@@ -114,6 +115,10 @@ def test_errno_table(tools, run):
     want_counter(doc, src, "posix", "write", (1, 3000, 0), problems)
     want_counter(doc, src, "posix", "read", (3, 2000, 0), problems)
     want_counter(doc, dst, "posix", "write", (3, 2000, 0), problems)
+    # the lock probe (errno_table.c, lock_probe): open, 8 fcntl lock
+    # commands (one failed), 2 flock, fstatfs, statfs, close; F_GETFL and
+    # F_SETFD not recorded
+    want_counter(doc, run.path("active", "lock.dat"), "posix", "meta", (13, 0, 1), problems)
     check(not problems, "; ".join(problems))
 
 
