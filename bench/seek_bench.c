@@ -61,7 +61,8 @@ static void add_calls(struct coll_tick *k, struct coll_key key, unsigned calls, 
 	c->excl_ns = c->time_ns;
 	c->busy_ns = c->time_ns;
 	c->off_ops = calls;
-	c->seq_ops = calls - calls / 4;
+	c->consec_ops = calls / 2;
+	c->stride_ops = calls / 4;
 }
 
 /* Tick t's delta: what 1024 ranks did in one second. */

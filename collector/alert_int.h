@@ -27,7 +27,8 @@ _Static_assert(IOP_CLASS_READ == 0 && IOP_CLASS_WRITE == 1, "data classes are 0 
 /* One (layer, class) over one tick, summed over ranks from the RANK rows. */
 struct lc_sum {
 	uint64_t ops, bytes, time_ns, excl_ns;
-	uint64_t child_ops, child_bytes, off_ops, seq_ops, small_ops;
+	uint64_t child_ops, child_bytes, small_ops;
+	uint64_t off_ops, consec_ops, fwd_ops, stride_ops; /* access patterns (pattern.h) */
 	uint64_t coll_ops; /* collective calls; see coll_known */
 	uint64_t ranks;    /* ranks with calls (over a window: the most in a tick) */
 };

@@ -13,6 +13,7 @@
  * Time: a cell's exclusive time is its inclusive time when it issued no
  * calls below it (a leaf may leave excl_ns 0 then). */
 #include "alert_int.h"
+#include "table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -281,7 +282,9 @@ static void lc_add(struct lc_sum *d, const struct lc_sum *s)
 	d->child_ops += s->child_ops;
 	d->child_bytes += s->child_bytes;
 	d->off_ops += s->off_ops;
-	d->seq_ops += s->seq_ops;
+	d->consec_ops += s->consec_ops;
+	d->fwd_ops += s->fwd_ops;
+	d->stride_ops += s->stride_ops;
 	d->small_ops += s->small_ops;
 	d->coll_ops += s->coll_ops;
 	if (s->ranks > d->ranks)
@@ -330,14 +333,9 @@ static struct rank_state *rank_get(struct coll_alerts *a, uint32_t r)
 	}
 	struct rank_state *rs = &a->rank[r];
 	if (rs->seen_t != a->t) {
-		if (a->n_touched == a->cap_touched) {
-			uint32_t cap = a->cap_touched ? a->cap_touched * 2 : 64;
-			uint32_t *t = realloc(a->touched, cap * sizeof(*t));
-			if (!t)
-				return NULL;
-			a->touched = t;
-			a->cap_touched = cap;
-		}
+		if (coll_array_room((void **)&a->touched, sizeof(*a->touched), a->n_touched,
+		                    &a->cap_touched, 64))
+			return NULL;
 		a->touched[a->n_touched++] = r;
 		a->ranks_seen += rs->seen_t == NEVER;
 		rs->seen_t = a->t;
@@ -378,7 +376,9 @@ static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *k
 	s->child_ops += cell->child_ops;
 	s->child_bytes += cell->child_bytes;
 	s->off_ops += cell->off_ops;
-	s->seq_ops += cell->seq_ops;
+	s->consec_ops += cell->consec_ops;
+	s->fwd_ops += cell->fwd_ops;
+	s->stride_ops += cell->stride_ops;
 	s->small_ops += cell->size_ops[0] + cell->size_ops[1];
 	s->coll_ops += cell->coll_ops;
 	s->ranks += cell->ops > 0;

@@ -41,8 +41,13 @@ static struct coll_cell *row(struct synth *s, struct coll_key key)
 	return c;
 }
 
+/* Calls of each pattern among n (consecutive, sequential, strided). */
+struct pats {
+	uint64_t consec, fwd, stride;
+};
+
 static void add_calls(struct synth *s, struct coll_cell *cell, const struct synth_calls *c,
-                      const uint64_t *dur, uint64_t seq)
+                      const uint64_t *dur, struct pats seq)
 {
 	bool data = c->cls != IOP_CLASS_META;
 	uint64_t total = 0;
@@ -63,7 +68,9 @@ static void add_calls(struct synth *s, struct coll_cell *cell, const struct synt
 	cell->child_bytes += c->n * c->children * c->child_bytes;
 	if (c->seq >= 0 && data) {
 		cell->off_ops += c->n;
-		cell->seq_ops += seq;
+		cell->consec_ops += seq.consec;
+		cell->fwd_ops += seq.fwd;
+		cell->stride_ops += seq.stride;
 	}
 }
 
@@ -80,7 +87,9 @@ void synth_calls(struct synth *s, const struct synth_calls *c)
 			f *= c->tail_factor;
 		dur[i] = (uint64_t)(c->lat_s * f * 1e9) + 1;
 	}
-	uint64_t seq = (uint64_t)((double)c->n * (c->seq < 0 ? 0 : c->seq) + 0.5);
+	struct pats seq = {(uint64_t)((double)c->n * (c->seq < 0 ? 0 : c->seq) + 0.5),
+	                   (uint64_t)((double)c->n * c->fwd + 0.5),
+	                   (uint64_t)((double)c->n * c->stride + 0.5)};
 	add_calls(s, row(s, coll_key_rank(c->rank, c->layer, c->cls)), c, dur, seq);
 	add_calls(s, row(s, coll_key_layer(c->layer, c->cls)), c, dur, seq);
 	if (c->file)

@@ -32,6 +32,8 @@ struct synth_calls {
 	double tail_p;        /* share of calls that stall, */
 	double tail_factor;   /* taking this much longer */
 	double seq;           /* share of the calls that continue the last one; < 0: no offsets */
+	double fwd, stride;   /* shares of sequential (forward) and strided calls (pattern.h);
+	                         the calls none of the three take are random */
 	uint64_t children;    /* calls each issues below it, */
 	uint64_t child_bytes; /* of this many bytes each */
 	bool collective;      /* read_coll / write_coll calls (counted in coll_ops) */

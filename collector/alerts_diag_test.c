@@ -70,6 +70,7 @@ struct data {
 	unsigned layer, cls;
 	uint64_t n, bytes;
 	double lat, seq;
+	double fwd, stride; /* sequential and strided shares (the rest random) */
 	uint64_t children, child_bytes;
 	bool collective;
 };
@@ -92,6 +93,8 @@ static void data_calls(struct synth *s, uint32_t rank, void *arg)
 	                                     .lat_s = d->lat,
 	                                     .jitter = 0.3,
 	                                     .seq = d->seq,
+	                                     .fwd = d->fwd,
+	                                     .stride = d->stride,
 	                                     .children = d->children,
 	                                     .child_bytes = d->child_bytes,
 	                                     .collective = d->collective});
@@ -138,8 +141,53 @@ static void test_random_io(void **state)
 	const struct synth_alert *x = expect(&r, COLL_ALERT_RANDOM_IO);
 	assert_int_equal(x->a.layer, IOP_LAYER_POSIX);
 	assert_int_equal(x->a.severity, COLL_SEV_CRIT);
-	assert_non_null(strstr(x->message, "not where the previous one ended"));
+	assert_non_null(strstr(x->message, "100% of"));
+	assert_non_null(strstr(x->message, "data calls at random offsets"));
 	assert_int_equal(synth_count(&r.log, COLL_ALERT_SMALL_IO, -1), 0);
+	run_free(&r);
+}
+
+/* Ranks writing interleaved small blocks of one file (each a constant
+ * forward stride, as Darshan counts it sequential): no random_io, but
+ * small_io with the advice for small strided calls. */
+static void test_strided_small_io(void **state)
+{
+	struct data d = DATA(IOP_LAYER_MPIIO, IOP_CLASS_WRITE, 200, 4096, 1e-3, 0);
+	d.fwd = 0.02;
+	d.stride = 0.98;
+	struct run r;
+	run_pattern(&r, 4, data_calls, &d, NULL);
+	assert_int_equal(synth_count(&r.log, COLL_ALERT_RANDOM_IO, -1), 0);
+	const struct synth_alert *x = expect(&r, COLL_ALERT_SMALL_IO);
+	assert_int_equal(x->a.layer, IOP_LAYER_MPIIO);
+	assert_non_null(strstr(x->message, "98% strided: collective buffering "
+	                                   "(MPI_File_write_all / romio_cb_write), or larger "
+	                                   "requests"));
+	run_free(&r);
+	/* forward jumps of no constant stride are not random either */
+	d = (struct data)DATA(IOP_LAYER_POSIX, IOP_CLASS_READ, 200, 64 * 1024, 1e-3, 0.1);
+	d.fwd = 0.9;
+	run_pattern(&r, 4, data_calls, &d, NULL);
+	expect_none(&r);
+	run_free(&r);
+	/* small calls that are not strided: small_io without that advice */
+	d = (struct data)DATA(IOP_LAYER_POSIX, IOP_CLASS_WRITE, 200, 1024, 1e-3, 1);
+	run_pattern(&r, 4, data_calls, &d, NULL);
+	x = expect(&r, COLL_ALERT_SMALL_IO);
+	assert_null(strstr(x->message, "strided"));
+	run_free(&r);
+}
+
+/* Random among strided: the value is the random share alone. */
+static void test_random_io_share(void **state)
+{
+	struct data d = DATA(IOP_LAYER_POSIX, IOP_CLASS_READ, 200, 256 * 1024, 1e-3, 0.1);
+	d.stride = 0.6; /* 30 % random: WARN (0.2), not CRIT (0.4) */
+	struct run r;
+	run_pattern(&r, 8, data_calls, &d, NULL);
+	const struct synth_alert *x = expect(&r, COLL_ALERT_RANDOM_IO);
+	assert_int_equal(x->a.severity, COLL_SEV_WARN);
+	assert_true(x->a.value > 0.29 && x->a.value < 0.31);
 	run_free(&r);
 }
 
@@ -386,6 +434,8 @@ int main(void)
 	    cmocka_unit_test(test_small_io_quiet),
 	    cmocka_unit_test(test_random_io),
 	    cmocka_unit_test(test_random_io_quiet),
+	    cmocka_unit_test(test_strided_small_io),
+	    cmocka_unit_test(test_random_io_share),
 	    cmocka_unit_test(test_metadata),
 	    cmocka_unit_test(test_metadata_checkpoint_sync_quiet),
 	    cmocka_unit_test(test_stdio_share),

@@ -198,6 +198,8 @@ static enum iop_err ctr_add(struct coll_ctrset *s, const struct coll_counter *c,
 		grew->bytes = lift(&d->bytes, c->bytes);
 		grew->time_ns = lift(&d->time_ns, c->time_ns);
 		grew->errors = lift(&d->errors, c->errors);
+		for (unsigned k = 0; k < COLL_PAT__COUNT; k++)
+			grew->pat[k] = lift(&d->pat[k], c->pat[k]);
 		return IOP_OK;
 	}
 	enum iop_err e = reserve((void **)&s->v, s->n, &s->cap, sizeof(*s->v), max);
@@ -346,9 +348,16 @@ void coll_counter_encode(const struct coll_counter *k, struct iop_wcur *c)
 	iop_put_varint(c, k->bytes);
 	iop_put_varint(c, k->time_ns);
 	iop_put_varint(c, k->errors);
+	for (unsigned i = 0; i < COLL_PAT__COUNT; i++)
+		iop_put_varint(c, k->pat[i]);
 }
 
 enum iop_err coll_counter_decode(struct coll_counter *k, struct iop_rcur *c)
+{
+	return coll_counter_decode_v(k, c, COLL_DELTA_VERSION);
+}
+
+enum iop_err coll_counter_decode_v(struct coll_counter *k, struct iop_rcur *c, unsigned version)
 {
 	memset(k, 0, sizeof(*k));
 	k->rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
@@ -363,6 +372,8 @@ enum iop_err coll_counter_decode(struct coll_counter *k, struct iop_rcur *c)
 	k->bytes = iop_get_varint(c);
 	k->time_ns = iop_get_varint(c);
 	k->errors = iop_get_varint(c);
+	for (unsigned i = 0; version >= 3 && i < COLL_PAT__COUNT; i++)
+		k->pat[i] = iop_get_varint(c);
 	if (c->err)
 		return c->err;
 	if (k->layer >= IOP_LAYER__COUNT || k->cls >= IOP_CLASS__COUNT)
@@ -441,12 +452,12 @@ static enum iop_err decode_names(struct coll_delta *d, struct iop_rcur *c)
 	return c->err;
 }
 
-static enum iop_err decode_counters(struct coll_delta *d, struct iop_rcur *c)
+static enum iop_err decode_counters(struct coll_delta *d, struct iop_rcur *c, unsigned version)
 {
 	uint64_t n = coll_get_count(c, MAX_COUNTERS, 20);
 	for (uint64_t i = 0; !c->err && i < n; i++) {
 		struct coll_counter k;
-		enum iop_err e = coll_counter_decode(&k, c);
+		enum iop_err e = coll_counter_decode_v(&k, c, version);
 		if (e == IOP_ERR_MALFORMED)
 			return e;
 		if (e)
@@ -481,17 +492,24 @@ static enum iop_err decode_procs(struct coll_delta *d, struct iop_rcur *c)
 
 enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c)
 {
+	return coll_delta_decode_body_v(d, c, COLL_DELTA_VERSION);
+}
+
+enum iop_err coll_delta_decode_body_v(struct coll_delta *d, struct iop_rcur *c, unsigned version)
+{
 	coll_delta_reset(d, 0);
+	if (version < COLL_DELTA_VERSION_MIN || version > COLL_DELTA_VERSION)
+		return IOP_ERR_BAD_VERSION;
 	coll_monitor_decode(&d->mon, c);
 	enum iop_err e = c->err;
 	if (!e)
 		e = decode_names(d, c);
 	if (!e)
-		e = decode_counters(d, c);
+		e = decode_counters(d, c, version);
 	if (!e)
 		e = decode_procs(d, c);
 	if (!e)
-		e = coll_tick_decode(&d->tick, c);
+		e = coll_tick_decode_v(&d->tick, c, version);
 	if (e)
 		coll_delta_reset(d, 0);
 	return e;

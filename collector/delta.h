@@ -17,6 +17,7 @@
 
 #include "auth.h"
 #include "names.h"
+#include "pattern.h"
 #include "tick.h"
 
 /* One process's cumulative counter of (file, layer, class), as the shim
@@ -28,6 +29,9 @@
 struct coll_counter {
 	uint64_t file; /* path hash; 0 = calls on no file */
 	uint64_t ops, bytes, time_ns, errors;
+	/* its data calls with an offset per access pattern (pattern.h), as the
+	 * leaf counted them from the events (dropped events are missing) */
+	uint64_t pat[COLL_PAT__COUNT];
 	uint32_t rank;
 	uint32_t node, pid, image;
 	uint8_t layer, cls;
@@ -119,7 +123,10 @@ enum iop_err coll_delta_merge_take(struct coll_delta *dst, struct coll_delta *sr
  * sender id, sequence), the delta, and a MAC with the job key. encode
  * writes into a buffer it grows (*buf, *cap; free() it). */
 #define COLL_DELTA_MAGIC   0x44504f49u /* "IOPD" */
-#define COLL_DELTA_VERSION 2 /* 2: counters are per process and absolute */
+#define COLL_DELTA_VERSION 3 /* 2: counters are per process and absolute; 3:
+                                * access patterns in cells and counters */
+#define COLL_DELTA_VERSION_MIN 2 /* the oldest a decoder reads (without patterns) */
+_Static_assert(COLL_TICK_CELL_VERSION == COLL_DELTA_VERSION, "tick.c encodes this version");
 struct coll_delta_hdr {
 	uint64_t job_id;
 	uint64_t sender; /* the sending collector's id */
@@ -140,6 +147,10 @@ void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c);
 enum iop_err coll_delta_encode_body_buf(const struct coll_delta *d, size_t max, uint8_t **buf,
                                         size_t *cap, size_t *len);
 enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c);
+/* The body as a writer of delta version version (COLL_DELTA_VERSION_MIN up
+ * to COLL_DELTA_VERSION) wrote it: a recording's META says which. Fields a
+ * version lacks are 0. */
+enum iop_err coll_delta_decode_body_v(struct coll_delta *d, struct iop_rcur *c, unsigned version);
 
 /* The monitor counts as the body encodes them (7 varints); decode leaves
  * its errors in the cursor. */
@@ -156,6 +167,8 @@ enum iop_err coll_name_decode(struct coll_name *n, struct iop_rcur *c);
  * the cursor's error or MALFORMED (a layer or class out of range). */
 void coll_counter_encode(const struct coll_counter *k, struct iop_wcur *c);
 enum iop_err coll_counter_decode(struct coll_counter *k, struct iop_rcur *c);
+/* coll_counter_decode of delta version version (no patterns before 3). */
+enum iop_err coll_counter_decode_v(struct coll_counter *k, struct iop_rcur *c, unsigned version);
 
 /* A count of records each at least min_bytes long: above max sets the
  * cursor's OVERSIZED, above what the bytes left can hold its TRUNCATED

@@ -34,8 +34,10 @@ static void fill_cell(struct coll_cell *c, uint64_t seed)
 	c->excl_ns = seed * 7;
 	c->busy_ns = seed * 11;
 	c->child_ops = seed;
-	c->off_ops = 3;
-	c->seq_ops = 2;
+	c->off_ops = 9;
+	c->consec_ops = 2;
+	c->fwd_ops = seed % 4;
+	c->stride_ops = 3;
 	c->inflight = seed % 3;
 	c->oldest_ns = seed ? T0 + seed : 0;
 }
@@ -60,7 +62,10 @@ static void assert_cells_equal(const struct coll_cell *a, const struct coll_cell
 	assert_int_equal(a->excl_ns, b->excl_ns);
 	assert_int_equal(a->busy_ns, b->busy_ns);
 	assert_int_equal(a->child_ops, b->child_ops);
-	assert_int_equal(a->seq_ops, b->seq_ops);
+	assert_int_equal(a->off_ops, b->off_ops);
+	assert_int_equal(a->consec_ops, b->consec_ops);
+	assert_int_equal(a->fwd_ops, b->fwd_ops);
+	assert_int_equal(a->stride_ops, b->stride_ops);
 	assert_int_equal(a->inflight, b->inflight);
 	assert_int_equal(a->oldest_ns, b->oldest_ns);
 	assert_int_equal(a->hist.count, b->hist.count);

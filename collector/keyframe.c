@@ -239,12 +239,19 @@ static enum iop_err decode_ranks(struct coll_state *s, struct iop_rcur *c)
 	return c->err;
 }
 
-static enum iop_err decode_latest(struct coll_state *s, struct iop_rcur *c)
+/* The delta version (delta.h) of the ticks and counters in a keyframe of
+ * version kv. */
+static unsigned delta_version_of(unsigned kv)
+{
+	return kv >= 4 ? 3 : 2;
+}
+
+static enum iop_err decode_latest(struct coll_state *s, struct iop_rcur *c, unsigned dv)
 {
 	uint64_t n = coll_get_count(c, COLL_STATE_MAX_COUNTERS, 20);
 	for (uint64_t i = 0; !c->err && i < n; i++) {
 		struct coll_counter k;
-		enum iop_err e = coll_counter_decode(&k, c);
+		enum iop_err e = coll_counter_decode_v(&k, c, dv);
 		if (!e)
 			e = coll_ctrset_add(&s->latest, &k, COLL_STATE_MAX_COUNTERS, NULL);
 		if (!e && s->latest.n != i + 1)
@@ -255,7 +262,7 @@ static enum iop_err decode_latest(struct coll_state *s, struct iop_rcur *c)
 	return c->err;
 }
 
-static enum iop_err decode_tier(struct coll_tier *tr, struct iop_rcur *c)
+static enum iop_err decode_tier(struct coll_tier *tr, struct iop_rcur *c, unsigned dv)
 {
 	/* A tick takes at least 3 bytes (number, length, row count). */
 	uint64_t n = coll_get_count(c, tr->cap, 3);
@@ -265,7 +272,7 @@ static enum iop_err decode_tier(struct coll_tier *tr, struct iop_rcur *c)
 		return fail(c, IOP_ERR_NOMEM);
 	for (uint64_t j = 0; j < n; j++) {
 		tr->n++; /* counted first, so that a failed tick's memory is freed */
-		enum iop_err e = coll_tick_decode(&tr->v[j], c);
+		enum iop_err e = coll_tick_decode_v(&tr->v[j], c, dv);
 		if (e)
 			return fail(c, e);
 	}
@@ -288,13 +295,13 @@ enum iop_err coll_state_decode_keyframe_cur(struct coll_state *s, struct iop_rcu
 	if (!e && version < 3) { /* totals, now the latest counters' sums */
 		struct coll_tick totals;
 		coll_tick_init(&totals, 0, s->tick_ns);
-		e = fail(c, coll_tick_decode(&totals, c));
+		e = fail(c, coll_tick_decode_v(&totals, c, delta_version_of(version)));
 		coll_tick_free(&totals);
 	}
 	if (!e)
-		e = decode_latest(s, c);
+		e = decode_latest(s, c, delta_version_of(version));
 	for (int i = 0; !e && i < 3; i++)
-		e = decode_tier(&s->tier[i], c);
+		e = decode_tier(&s->tier[i], c, delta_version_of(version));
 	if (!e)
 		coll_state_history_measure(s);
 	if (e) {

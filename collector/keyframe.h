@@ -28,8 +28,10 @@
 #include "state.h"
 
 #define COLL_KEYFRAME_MAGIC   0x4b504f49u /* "IOPK" */
-#define COLL_KEYFRAME_VERSION 3 /* 2: the history's budget; 3: no totals (the
-                                  * counters' sums); 1 and 2 stay readable */
+#define COLL_KEYFRAME_VERSION 4 /* 2: the history's budget; 3: no totals (the
+                                  * counters' sums); 4: ticks and counters of
+                                  * delta version 3 (access patterns); 1 to 3
+                                  * stay readable */
 
 /* Limits the decoder enforces besides the state's own (names, counters,
  * rows per tick). */

@@ -20,7 +20,8 @@ struct call {
 	const struct iop_event *ev;
 	uint64_t excl_ns;
 	unsigned bucket; /* of its latency in the histograms */
-	bool seq_known, sequential;
+	bool seq_known;           /* a data call with an offset, on a named file: */
+	enum coll_pattern pattern; /* its access pattern (pattern.h) */
 };
 
 struct coll_leaf {
@@ -46,6 +47,9 @@ struct coll_leaf {
 		uint32_t row[3];
 		uint32_t calls;           /* calls seen since found */
 		struct coll_cell acc;     /* calls not yet added to the rows */
+		struct proc_counter *pc;  /* the counter its patterns go to (proc.h), */
+		const void *pc_of;        /* for the process's counters at */
+		uint32_t pc_slots;        /* this place and size; NULL: none yet */
 	} memo[MEMO];
 	uint32_t *acc_buckets; /* the accs' histograms: IOP_HIST_BUCKETS each */
 	struct scratch { /* decoded frame, grown to the largest frame seen */
@@ -238,7 +242,9 @@ static inline void add_rest(struct coll_cell *c, const struct call *k)
 	}
 	if (k->seq_known) {
 		c->off_ops++;
-		c->seq_ops += k->sequential;
+		c->consec_ops += k->pattern == COLL_PAT_CONSEC;
+		c->fwd_ops += k->pattern == COLL_PAT_SEQ;
+		c->stride_ops += k->pattern == COLL_PAT_STRIDE;
 	}
 }
 
@@ -457,6 +463,7 @@ static struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p, struct 
 	m->layer = ev->layer;
 	m->cls = (uint8_t)cls;
 	m->calls = 0;
+	m->pc = NULL;
 	return m;
 }
 
@@ -476,7 +483,15 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 	if (m->named && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) &&
 	    (ev->flags & IOP_EV_BYTES)) {
 		k.seq_known = true;
-		k.sequential = proc_sequential(p, ev->file, ev->offset, ev->bytes);
+		/* the counter kept in the memo: a lookup per call was a fifth
+		 * of the leaf's time */
+		if (!m->pc || m->pc_of != p->ctr || m->pc_slots != p->ctr_slots) {
+			m->pc = proc_pattern_counter(p, ev->file, ev->layer, cls);
+			m->pc_of = p->ctr;
+			m->pc_slots = p->ctr_slots;
+		}
+		k.pattern = m->pc ? proc_pattern_at(p, m->pc, ev->offset, ev->bytes)
+		                  : COLL_PAT_RANDOM;
 	}
 	/* An entry's first calls go to its rows (RANK, FILE, SITE; the
 	 * LAYER row is summed at the tick's close), the cells and histogram
@@ -564,19 +579,31 @@ static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_
 		const struct iop_counter *c = &f->counters[i];
 		struct iop_counter now;
 		bool changed;
+		uint64_t pat[COLL_PAT__COUNT];
 		uint64_t file = c->file ? proc_hash(p, c->file) : 0;
 		/* A file not named yet: its counter waits (the shim sends every
 		 * counter again before its last frame); a counter is absolute, so
 		 * one put under no file now would count twice later. */
-		if ((c->file && !file) || proc_counter(p, c, &now, &changed) != IOP_OK || !changed)
+		if ((c->file && !file) || proc_counter(p, c, &now, &changed, pat) != IOP_OK || !changed)
 			continue;
 		grown[n++] = (struct coll_counter){.file = file, .ops = now.ops,
 		                                   .bytes = now.bytes, .time_ns = now.time_ns,
 		                                   .errors = now.errors, .rank = p->rank,
 		                                   .node = p->node, .pid = p->pid, .image = p->image,
 		                                   .layer = c->layer, .cls = c->cls};
+		memcpy(grown[n - 1].pat, pat, sizeof(pat));
 	}
 	(void)coll_delta_add_counters(delta_now(l, now_ns), grown, n);
+}
+
+/* After a frame's events: the counters whose pattern counts they changed
+ * go up too, though the shim's counts did not grow (its last frame's
+ * counters come before its events). */
+static void take_patterns(struct coll_leaf *l, struct proc *p, uint64_t now_ns)
+{
+	struct coll_counter c;
+	while (proc_take_pattern(p, &c))
+		(void)coll_delta_add_counter(delta_now(l, now_ns), &c);
 }
 
 static void take_inflight(struct proc *p, const struct iop_frame_out *f)
@@ -690,6 +717,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 		take_names(l, p, &out, now_ns);
 		take_counters(l, p, &out, now_ns);
 		add_events(l, p, &out);
+		take_patterns(l, p, now_ns);
 		return IOP_OK;
 	}
 	p->seq = h->seq;
@@ -700,6 +728,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	take_counters(l, p, &out, now_ns);
 	take_inflight(p, &out);
 	add_events(l, p, &out);
+	take_patterns(l, p, now_ns);
 	if (h->flags & IOP_FRAME_FINAL) {
 		p->ended = true;
 		p->overtaken_from = before == UINT64_MAX ? 0 : before + 1;

@@ -4,8 +4,9 @@
  * is used; a rejected frame is counted (monitor.rejected_frames) and changes
  * nothing else. Each process (node id, pid) has its own small state: the
  * ids of its names, the last cumulative counters (their increments go up as
- * exact totals), where its last access to each file ended (sequential vs
- * random), and the calls it has in flight.
+ * exact totals), the access pattern of its data calls on each file
+ * (consecutive, sequential, strided, random: pattern.h), and the calls it
+ * has in flight.
  *
  * Events are placed into ticks by their own end time. Ticks stay open for a
  * grace period after they end (frames arrive every 10 ms, so a short one

@@ -16,6 +16,7 @@
 #include "events.h"
 #include "frame.h"
 #include "leaf.h"
+#include "pattern.h"
 #include "workload.h"
 
 #define SEC   1000000000ull
@@ -27,7 +28,11 @@
 struct model {
 	struct coll_tick tick[TICKS];
 	uint64_t id_hash[RANKS][IOP_WL_MAX_NAMES];
-	uint64_t next_off[RANKS][IOP_WL_MAX_NAMES];
+	/* per rank, file, layer and data class: the previous call's start,
+	 * end and stride (pattern.h, written again here from its words) */
+	struct {
+		uint64_t start, end, stride;
+	} at[RANKS][IOP_WL_MAX_NAMES][IOP_LAYER__COUNT][2];
 };
 
 struct closed {
@@ -44,7 +49,7 @@ static struct iop_key key_of(void)
 }
 
 static void model_add(struct coll_tick *t, const struct coll_key *key, const struct iop_event *ev,
-                      uint64_t excl, bool seq_known, bool sequential)
+                      uint64_t excl, bool seq_known, int pattern)
 {
 	struct coll_cell *c;
 	assert_int_equal(coll_tick_row(t, key, &c), IOP_OK);
@@ -57,7 +62,9 @@ static void model_add(struct coll_tick *t, const struct coll_key *key, const str
 		c->child_bytes += ev->child_bytes;
 	}
 	c->off_ops += seq_known;
-	c->seq_ops += seq_known && sequential;
+	c->consec_ops += seq_known && pattern == COLL_PAT_CONSEC;
+	c->fwd_ops += seq_known && pattern == COLL_PAT_SEQ;
+	c->stride_ops += seq_known && pattern == COLL_PAT_STRIDE;
 }
 
 /* One frame of rank r into the model, as the leaf is specified to count it. */
@@ -87,10 +94,21 @@ static void model_frame(struct model *m, unsigned r, const uint8_t *buf, size_t 
 		uint64_t site = ev->site ? m->id_hash[r][ev->site] : 0;
 		bool seq_known = file && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) &&
 		                 (ev->flags & IOP_EV_BYTES);
-		bool sequential = false;
+		int sequential = -1;
 		if (seq_known) {
-			sequential = m->next_off[r][ev->file] == ev->offset;
-			m->next_off[r][ev->file] = ev->offset + ev->bytes;
+			__typeof__(&m->at[0][0][0][0]) a = &m->at[r][ev->file][ev->layer][cls];
+			uint64_t o = ev->offset;
+			if (o == a->end)
+				sequential = COLL_PAT_CONSEC;
+			else if (o < a->end)
+				sequential = COLL_PAT_RANDOM;
+			else if (a->stride > 0 && o - a->start == a->stride)
+				sequential = COLL_PAT_STRIDE;
+			else
+				sequential = COLL_PAT_SEQ;
+			a->stride = o > a->start ? o - a->start : 0;
+			a->start = o;
+			a->end = o + ev->bytes;
 		}
 		struct coll_key keys[4] = {coll_key_rank(out.frame.hdr.rank, ev->layer, cls),
 		                           coll_key_layer(ev->layer, cls),
@@ -140,7 +158,9 @@ static void assert_calls_equal(const struct coll_cell *a, const struct coll_cell
 	assert_int_equal(a->child_ops, b->child_ops);
 	assert_int_equal(a->child_bytes, b->child_bytes);
 	assert_int_equal(a->off_ops, b->off_ops);
-	assert_int_equal(a->seq_ops, b->seq_ops);
+	assert_int_equal(a->consec_ops, b->consec_ops);
+	assert_int_equal(a->fwd_ops, b->fwd_ops);
+	assert_int_equal(a->stride_ops, b->stride_ops);
 	for (int i = 0; i < COLL_SIZE_CLASSES; i++)
 		assert_int_equal(a->size_ops[i], b->size_ops[i]);
 	assert_int_equal(a->coll_ops, b->coll_ops);
@@ -160,7 +180,6 @@ static void leaf_matches_model(uint32_t max_files)
 	assert_non_null(m);
 	assert_non_null(c);
 	assert_non_null(w);
-	memset(m->next_off, 0xff, sizeof(m->next_off));
 	for (int t = 0; t < TICKS; t++) {
 		coll_tick_init(&m->tick[t], (int64_t)(T0 / SEC) + t, SEC);
 		coll_tick_init(&c->tick[t], (int64_t)(T0 / SEC) + t, SEC);

@@ -17,11 +17,11 @@ void proc_init(struct proc *p, uint32_t node, uint32_t pid, uint32_t rank)
 void proc_free(struct proc *p)
 {
 	free(p->id_hash);
-	free(p->next_off);
 	free(p->ctr);
-	p->id_hash = p->next_off = NULL;
+	free(p->dirty);
+	p->id_hash = p->dirty = NULL;
 	p->ctr = NULL;
-	p->n_ids = p->n_ctr = p->ctr_slots = 0;
+	p->n_ids = p->n_ctr = p->ctr_slots = p->n_dirty = p->cap_dirty = 0;
 }
 
 static uint32_t table_probe(const struct proc_table *t, uint32_t node, uint32_t pid)
@@ -113,12 +113,7 @@ enum iop_err proc_set_name(struct proc *p, uint32_t id, uint64_t hash)
 		if (!h)
 			return IOP_ERR_NOMEM;
 		p->id_hash = h;
-		uint64_t *o = realloc(p->next_off, n * sizeof(*o));
-		if (!o)
-			return IOP_ERR_NOMEM;
-		p->next_off = o;
 		memset(h + p->n_ids, 0, (n - p->n_ids) * sizeof(*h));
-		memset(o + p->n_ids, 0xff, (n - p->n_ids) * sizeof(*o));
 		p->n_ids = n;
 	}
 	p->id_hash[id] = hash;
@@ -153,8 +148,21 @@ static enum iop_err ctr_grow(struct proc *p)
 	return IOP_OK;
 }
 
+/* The counter of key, made when absent; NULL when it cannot be. */
+static struct proc_counter *ctr_slot(struct proc *p, uint64_t key)
+{
+	if ((p->n_ctr + 1) * 2 > p->ctr_slots && ctr_grow(p) != IOP_OK)
+		return NULL;
+	struct proc_counter *s = &p->ctr[ctr_probe(p, key)];
+	if (!s->key) {
+		s->key = key;
+		p->n_ctr++;
+	}
+	return s;
+}
+
 enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *latest,
-                          bool *changed)
+                          bool *changed, uint64_t pat[COLL_PAT__COUNT])
 {
 	uint64_t key = proc_counter_key(c);
 	if ((p->n_ctr + 1) * 2 > p->ctr_slots) {
@@ -162,14 +170,13 @@ enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct io
 		if (e)
 			return e;
 	}
-	struct proc_counter *s = &p->ctr[ctr_probe(p, key)];
-	if (!s->key) {
-		s->key = key;
-		p->n_ctr++;
-	}
+	struct proc_counter *s = ctr_slot(p, key);
+	if (!s)
+		return IOP_ERR_NOMEM;
 	/* A count that went backwards is not trusted: the larger one stays. */
-	*changed = c->ops > s->ops || (c->ops == s->ops && (c->bytes > s->bytes ||
-	           c->time_ns > s->time_ns || c->errors > s->errors));
+	*changed = c->ops > s->ops ||
+	           (c->ops == s->ops &&
+	            (c->bytes > s->bytes || c->time_ns > s->time_ns || c->errors > s->errors));
 	if (*changed) {
 		s->ops = c->ops;
 		s->bytes = c->bytes > s->bytes ? c->bytes : s->bytes;
@@ -181,5 +188,61 @@ enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct io
 	latest->bytes = s->bytes;
 	latest->time_ns = s->time_ns;
 	latest->errors = s->errors;
+	memcpy(pat, s->pat.n, sizeof(s->pat.n));
+	if (*changed)
+		s->pat_dirty = false; /* sent with the counter */
 	return IOP_OK;
+}
+
+struct proc_counter *proc_pattern_counter(struct proc *p, uint32_t file, unsigned layer,
+                                          unsigned cls)
+{
+	struct iop_counter k = {.file = file, .layer = (uint8_t)layer, .cls = (uint8_t)cls};
+	return ctr_slot(p, proc_counter_key(&k));
+}
+
+enum coll_pattern proc_pattern(struct proc *p, uint32_t file, unsigned layer, unsigned cls,
+                               uint64_t offset, uint64_t bytes)
+{
+	struct proc_counter *s = proc_pattern_counter(p, file, layer, cls);
+	return s ? proc_pattern_at(p, s, offset, bytes) : COLL_PAT_RANDOM;
+}
+
+enum coll_pattern proc_pattern_at(struct proc *p, struct proc_counter *s, uint64_t offset,
+                                  uint64_t bytes)
+{
+	if (!s->pat_dirty) {
+		if (coll_array_room((void **)&p->dirty, sizeof(*p->dirty), p->n_dirty,
+		                    &p->cap_dirty, 16))
+			return COLL_PAT_RANDOM;
+		p->dirty[p->n_dirty++] = s->key;
+		s->pat_dirty = true;
+	}
+	return coll_pat_next(&s->pat, offset, bytes);
+}
+
+bool proc_take_pattern(struct proc *p, struct coll_counter *out)
+{
+	while (p->n_dirty) {
+		uint64_t key = p->dirty[--p->n_dirty];
+		struct proc_counter *s = p->ctr_slots ? &p->ctr[ctr_probe(p, key)] : NULL;
+		if (!s || s->key != key || !s->pat_dirty)
+			continue; /* sent with its counter since */
+		s->pat_dirty = false;
+		uint64_t k = key - 1;
+		*out = (struct coll_counter){.file = proc_hash(p, (uint32_t)(k >> 8)),
+		                             .ops = s->ops,
+		                             .bytes = s->bytes,
+		                             .time_ns = s->time_ns,
+		                             .errors = s->errors,
+		                             .rank = p->rank,
+		                             .node = p->node,
+		                             .pid = p->pid,
+		                             .image = p->image,
+		                             .layer = (uint8_t)(k >> 4 & 15),
+		                             .cls = (uint8_t)(k & 15)};
+		memcpy(out->pat, s->pat.n, sizeof(out->pat));
+		return true;
+	}
+	return false;
 }

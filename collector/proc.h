@@ -1,22 +1,26 @@
 /* A leaf's state of one monitored process (internal to the leaf): the ids
- * of its names, its last cumulative counters, where its last access to
- * each file ended, and its calls in flight; and the table of a leaf's
- * processes. */
+ * of its names, its last cumulative counters, the access pattern of its
+ * data calls on each file (pattern.h), and its calls in flight; and the
+ * table of a leaf's processes. */
 #ifndef COLL_PROC_H
 #define COLL_PROC_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "delta.h"
 #include "frame.h"
+#include "pattern.h"
 
 #define PROC_MAX_IDS      (1u << 20) /* name ids a process may use */
 #define PROC_MAX_COUNTERS (1u << 20)
 #define PROC_MAX_INFLIGHT 64
 
 struct proc_counter {
-	uint64_t key; /* file id << 8 | layer << 4 | class; 0 = empty slot */
+	uint64_t key; /* (file id << 8 | layer << 4 | class) + 1; 0 = empty slot */
 	uint64_t ops, bytes, time_ns, errors;
+	struct coll_pat pat; /* its data calls' pattern, from the events */
+	bool pat_dirty;      /* pat.n changed since the counter was last sent */
 };
 
 /* A leaf's cache of where a row is in an open tick. Ticks t are filled
@@ -43,10 +47,11 @@ struct proc {
 	uint64_t seen_ns;    /* arrival of its last frame */
 	struct iop_stats stats;
 	uint64_t *id_hash;   /* [id]: the name's hash, 0 = unknown */
-	uint64_t *next_off;  /* [id]: where the last access to the file ended */
-	uint32_t n_ids;      /* allocated length of both */
+	uint32_t n_ids;      /* its allocated length */
 	struct proc_counter *ctr;
 	uint32_t n_ctr, ctr_slots;
+	uint64_t *dirty;     /* keys of the counters whose pat_dirty was set */
+	uint32_t n_dirty, cap_dirty;
 	uint64_t busy_until[4][4]; /* [layer][class]: end of the busy time counted */
 	struct proc_rowc row[4][4];        /* [layer][class]: its RANK rows */
 	struct proc_rowc rowc[PROC_ROWC]; /* FILE and SITE rows of its names */
@@ -71,7 +76,7 @@ void proc_table_free(struct proc_table *t);
 
 void proc_init(struct proc *p, uint32_t node, uint32_t pid, uint32_t rank);
 void proc_free(struct proc *p);
-/* Forgets names, counters and offsets: a new program image (exec). */
+/* Forgets names, counters and patterns: a new program image (exec). */
 void proc_restart(struct proc *p);
 
 /* The hash behind a name id, 0 when unknown. */
@@ -107,20 +112,29 @@ __attribute__((always_inline)) static inline void proc_counter_prefetch(const st
 
 /* Stores a cumulative counter: *latest = the process's values now (each
  * the largest seen: a count going backwards is not trusted), *changed =
- * whether they grew. */
+ * whether they grew; pat = its pattern counts (pattern.h), taken as sent
+ * when changed. */
 enum iop_err proc_counter(struct proc *p, const struct iop_counter *c, struct iop_counter *latest,
-                          bool *changed);
+                          bool *changed, uint64_t pat[COLL_PAT__COUNT]);
 
-/* True when a transfer at offset continues the last one on the file; then
- * remembers where this one ends. */
-static inline bool proc_sequential(struct proc *p, uint32_t file, uint64_t offset,
-                                   uint64_t bytes)
-{
-	if (file >= p->n_ids)
-		return false;
-	bool seq = p->next_off[file] == offset;
-	p->next_off[file] = offset + bytes;
-	return seq;
-}
+/* The pattern of a data call (layer, class) at offset moving bytes on name
+ * id file (a named file), counted in the process's counter of (file, layer,
+ * class), made when absent (the shim's counter may come later). A counter
+ * that cannot be made (NOMEM, OVERSIZED): COLL_PAT_RANDOM, uncounted. */
+enum coll_pattern proc_pattern(struct proc *p, uint32_t file, unsigned layer, unsigned cls,
+                               uint64_t offset, uint64_t bytes);
+/* proc_pattern in two steps, for a caller that keeps the counter across
+ * calls of one (file, layer, class): the counter (NULL when it cannot be
+ * made), valid while p->ctr and p->ctr_slots stay as they are; then the
+ * pattern of a call counted in it. */
+struct proc_counter *proc_pattern_counter(struct proc *p, uint32_t file, unsigned layer,
+                                          unsigned cls);
+enum coll_pattern proc_pattern_at(struct proc *p, struct proc_counter *s, uint64_t offset,
+                                  uint64_t bytes);
+
+/* The next counter whose pattern counts changed since it was last sent,
+ * as the leaf sends counters (absolute, with its pattern counts); false
+ * when none is left. A leaf takes them after a frame's events. */
+bool proc_take_pattern(struct proc *p, struct coll_counter *out);
 
 #endif

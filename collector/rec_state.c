@@ -3,6 +3,7 @@
  * docs/recording.md. */
 #include "rec_state.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,21 @@ static bool load_keyframe(struct rec_reader *r, const struct rec_frame *f, struc
 	return ok;
 }
 
+unsigned coll_rec_delta_version(struct rec_reader *r)
+{
+	const char *meta;
+	size_t len;
+	unsigned v = COLL_DELTA_VERSION;
+	if (rec_meta(r, &meta, &len) == IOP_OK) {
+		json_t *m = json_loadb(meta, len, 0, NULL);
+		json_int_t dv = json_integer_value(json_object_get(m, "delta_version"));
+		if (dv > 0 && dv <= COLL_DELTA_VERSION)
+			v = (unsigned)dv;
+		json_decref(m);
+	}
+	return v;
+}
+
 /* Applies the DELTA frames from the reader's position while their time is
  * at or before t_ns. *s is initialised at the first one when !*have. */
 static enum iop_err apply_deltas(struct rec_reader *r, uint64_t t_ns, struct coll_state *s,
@@ -107,6 +123,7 @@ static enum iop_err apply_deltas(struct rec_reader *r, uint64_t t_ns, struct col
 {
 	struct coll_delta d;
 	coll_delta_init(&d, 0, DEFAULT_TICK_NS);
+	unsigned version = coll_rec_delta_version(r);
 	struct rec_frame f;
 	enum iop_err e;
 	while ((e = rec_next(r, &f, NULL, 0)) == IOP_OK) {
@@ -115,7 +132,7 @@ static enum iop_err apply_deltas(struct rec_reader *r, uint64_t t_ns, struct col
 		if (f.time_ns > t_ns)
 			break;
 		struct iop_rcur c = iop_rcur_make(f.payload, f.len);
-		if (coll_delta_decode_body(&d, &c) != IOP_OK) {
+		if (coll_delta_decode_body_v(&d, &c, version) != IOP_OK) {
 			info->bad_deltas++;
 			continue;
 		}

@@ -29,6 +29,10 @@ struct coll_rec_state_info {
 enum iop_err coll_rec_state_at(struct rec_reader *r, uint64_t t_ns, struct coll_state *out,
                                struct coll_rec_state_info *info);
 
+/* The delta version (delta.h) of the recording's DELTA payloads, from its
+ * META ("delta_version"); COLL_DELTA_VERSION when META does not say. */
+unsigned coll_rec_delta_version(struct rec_reader *r);
+
 /* The same, the slow way: every DELTA from the start (for checks). */
 enum iop_err coll_rec_state_replay(struct rec_reader *r, uint64_t t_ns, struct coll_state *out,
                                    struct coll_rec_state_info *info);

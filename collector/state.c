@@ -318,6 +318,11 @@ bool coll_totals_next(struct coll_totals_it *it)
 		it->cell.bytes = c->bytes;
 		it->cell.time_ns = c->time_ns;
 		it->cell.errors = c->errors;
+		it->cell.consec_ops = c->pat[COLL_PAT_CONSEC];
+		it->cell.fwd_ops = c->pat[COLL_PAT_SEQ];
+		it->cell.stride_ops = c->pat[COLL_PAT_STRIDE];
+		it->cell.off_ops = it->cell.consec_ops + it->cell.fwd_ops + it->cell.stride_ops +
+		                   c->pat[COLL_PAT_RANDOM];
 		return true;
 	}
 	return false;

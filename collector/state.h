@@ -121,7 +121,8 @@ enum iop_err coll_tick_thin(struct coll_tick *k);
 
 /* The exact totals, walked: each process's latest counter that is not all
  * zero, as a FILE row's key (file, rank, layer, class) and a cell with
- * its ops, bytes, time and errors (the rest 0). A (file, rank, layer,
+ * its ops, bytes, time and errors, and its access patterns (off_ops,
+ * consec_ops, fwd_ops, stride_ops; the rest 0). A (file, rank, layer,
  * class) that several processes counted comes once for each: sums over
  * the walk are the totals. Start with {.s = state}; the key and cell are
  * valid until the next call.

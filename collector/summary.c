@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "pattern.h"
 #include "units.h"
 #include "frame.h"
 
@@ -48,9 +49,11 @@ static void layer_sums(const struct coll_state *s, struct layer_sum out[IOP_LAYE
 	}
 }
 
-/* One (file, layer) with its totals and how many ranks touched it. */
+/* One (file, layer) with its totals, its data calls per access pattern
+ * (pattern.h) and how many ranks touched it. */
 struct file_sum {
 	uint64_t file, read_bytes, write_bytes, ops, read_ops, write_ops;
+	uint64_t pat[COLL_PAT__COUNT];
 	uint32_t ranks;
 	uint8_t layer;
 };
@@ -60,7 +63,18 @@ struct file_rank {
 	uint32_t rank;
 	uint8_t layer;
 	uint64_t rd, wr, ops, rops, wops;
+	uint64_t pat[COLL_PAT__COUNT];
 };
+
+/* A totals cell's calls per pattern (coll_totals_next). */
+static void cell_patterns(const struct coll_cell *c, uint64_t pat[COLL_PAT__COUNT])
+{
+	uint64_t ordered = c->consec_ops + c->fwd_ops + c->stride_ops;
+	pat[COLL_PAT_CONSEC] = c->consec_ops;
+	pat[COLL_PAT_SEQ] = c->fwd_ops;
+	pat[COLL_PAT_STRIDE] = c->stride_ops;
+	pat[COLL_PAT_RANDOM] = c->off_ops > ordered ? c->off_ops - ordered : 0;
+}
 
 static int by_file_layer_rank(const void *a, const void *b)
 {
@@ -102,6 +116,7 @@ static struct file_sum *file_sums(const struct coll_state *s, size_t *n)
 		                            .ops = c->ops,
 		                            .rops = k->cls == IOP_CLASS_READ ? c->ops : 0,
 		                            .wops = k->cls == IOP_CLASS_WRITE ? c->ops : 0};
+		cell_patterns(c, v[m - 1].pat);
 	}
 	qsort(v, m, sizeof(*v), by_file_layer_rank);
 	struct file_sum *out = malloc((m + 1) * sizeof(*out));
@@ -120,6 +135,8 @@ static struct file_sum *file_sums(const struct coll_state *s, size_t *n)
 		fs->ops += v[i].ops;
 		fs->read_ops += v[i].rops;
 		fs->write_ops += v[i].wops;
+		for (unsigned p = 0; p < COLL_PAT__COUNT; p++)
+			fs->pat[p] += v[i].pat[p];
 		if (!same_file || v[i - 1].rank != v[i].rank)
 			fs->ranks++;
 	}
@@ -177,15 +194,19 @@ static json_t *files_json(const struct coll_state *s)
 	char buf[40];
 	for (size_t i = 0; i < n; i++) {
 		const struct coll_name *nm = coll_names_get(&s->names, f[i].file);
-		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "kind",
+		json_t *pat = json_object();
+		for (unsigned p = 0; p < COLL_PAT__COUNT; p++)
+			json_object_set_new(pat, coll_pat_name(p), json_integer((json_int_t)f[i].pat[p]));
+		json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "kind",
 			             nm && nm->kind == IOP_NAME_DATASET ? "dataset" : "file", "path",
 			             file_text(s, f[i].file, buf, sizeof buf), "layer",
 			             iop_layer_name(f[i].layer), "read_bytes", (json_int_t)f[i].read_bytes,
 			             "write_bytes", (json_int_t)f[i].write_bytes, "read_ops",
 			             (json_int_t)f[i].read_ops, "write_ops", (json_int_t)f[i].write_ops,
 			             "meta_ops", (json_int_t)(f[i].ops - f[i].read_ops - f[i].write_ops),
-			             "ranks", (json_int_t)f[i].ranks));
+			             "ranks", (json_int_t)f[i].ranks);
+		json_object_set_new(o, "pattern", pat);
+		json_array_append_new(a, o);
 	}
 	free(f);
 	return a;

@@ -1,4 +1,5 @@
-/* The growth step of the collector's small keyed tables (names, a leaf's
+/* The growth steps of the collector's arrays: coll_array_room for a plain
+ * list, coll_table_grow for the small keyed tables (names, a leaf's
  * processes): an array of entries in insertion order with an
  * open-addressing index of twice as many slots over it (position + 1,
  * 0 = empty). */
@@ -28,6 +29,23 @@ static inline enum iop_err coll_table_grow(void **v, size_t size, uint32_t *cap,
 	free(*slot);
 	*slot = ns;
 	*n_slots = c * 2;
+	*cap = c;
+	return IOP_OK;
+}
+
+/* Room for one more entry in the array *v of n used of *cap entries of
+ * size bytes, doubling it (first entries when empty). NOMEM leaves it
+ * whole. */
+static inline enum iop_err coll_array_room(void **v, size_t size, uint32_t n, uint32_t *cap,
+                                           uint32_t first)
+{
+	if (n < *cap)
+		return IOP_OK;
+	uint32_t c = *cap ? *cap * 2 : first;
+	void *nv = realloc(*v, (size_t)c * size);
+	if (!nv)
+		return IOP_ERR_NOMEM;
+	*v = nv;
 	*cap = c;
 	return IOP_OK;
 }

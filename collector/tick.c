@@ -275,7 +275,9 @@ enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
 	dst->child_ops += src->child_ops;
 	dst->child_bytes += src->child_bytes;
 	dst->off_ops += src->off_ops;
-	dst->seq_ops += src->seq_ops;
+	dst->consec_ops += src->consec_ops;
+	dst->fwd_ops += src->fwd_ops;
+	dst->stride_ops += src->stride_ops;
 	for (unsigned i = 0; i < COLL_SIZE_CLASSES; i++)
 		dst->size_ops[i] += src->size_ops[i];
 	dst->coll_ops += src->coll_ops;
@@ -390,11 +392,13 @@ enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src)
 	return merge(dst, src, true);
 }
 
-/* The cell's counters in wire order; one list so encode and decode agree. */
+/* The cell's counters in wire order; one list so encode and decode agree.
+ * CELL_FIELDS_3 came with delta version 3 (delta.h). */
 #define CELL_FIELDS(X)                                                                             \
 	X(ops) X(bytes) X(errors) X(time_ns) X(excl_ns) X(busy_ns) X(child_ops) X(child_bytes)     \
-	X(off_ops) X(seq_ops) X(size_ops[0]) X(size_ops[1]) X(size_ops[2]) X(size_ops[3])           \
+	X(off_ops) X(consec_ops) X(size_ops[0]) X(size_ops[1]) X(size_ops[2]) X(size_ops[3])       \
 	X(inflight) X(oldest_ns) X(coll_ops)
+#define CELL_FIELDS_3(X) X(fwd_ops) X(stride_ops)
 
 void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
 {
@@ -410,12 +414,13 @@ void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
 		iop_put_u64le(c, key->id);
 #define PUT(f) iop_put_varint(c, cell->f);
 		CELL_FIELDS(PUT)
+		CELL_FIELDS_3(PUT)
 #undef PUT
 		iop_hist_encode(&cell->hist, c);
 	}
 }
 
-static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c)
+static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c, unsigned version)
 {
 	struct coll_key key = {0};
 	key.kind = iop_get_u8(c);
@@ -437,6 +442,9 @@ static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c)
 	struct coll_cell *cell = append(k, &key, s);
 #define GET(f) cell->f = iop_get_varint(c);
 	CELL_FIELDS(GET)
+	if (version >= 3) {
+		CELL_FIELDS_3(GET)
+	}
 #undef GET
 	if (c->err)
 		return c->err;
@@ -446,6 +454,11 @@ static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c)
 }
 
 enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c)
+{
+	return coll_tick_decode_v(k, c, COLL_TICK_CELL_VERSION);
+}
+
+enum iop_err coll_tick_decode_v(struct coll_tick *k, struct iop_rcur *c, unsigned version)
 {
 	coll_tick_reset(k, 0);
 	k->t = iop_get_svarint(c);
@@ -464,7 +477,7 @@ enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c)
 	if (!e && n > k->cap)
 		e = grow(k, (uint32_t)n);
 	for (uint64_t i = 0; !e && i < n; i++)
-		e = decode_row(k, c);
+		e = decode_row(k, c, version);
 	if (e)
 		coll_tick_reset(k, 0);
 	return e;

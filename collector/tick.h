@@ -59,8 +59,10 @@ struct coll_cell {
 	uint64_t busy_ns;     /* time of the tick during which a call was in progress */
 	uint64_t child_ops;   /* calls issued below these calls (MPI-IO fragmentation) */
 	uint64_t child_bytes; /* bytes those moved */
-	uint64_t off_ops;     /* transfers with an offset */
-	uint64_t seq_ops;     /* of those, starting where the last one on the file ended */
+	uint64_t off_ops;     /* transfers with an offset; of those (pattern.h): */
+	uint64_t consec_ops;  /* consecutive: where the previous one on the file ended */
+	uint64_t fwd_ops;     /* sequential: forward, not at a constant stride */
+	uint64_t stride_ops;  /* strided: forward by a constant stride (random: the rest) */
 	uint64_t size_ops[COLL_SIZE_CLASSES];
 	uint64_t coll_ops;    /* collective calls (read_coll, write_coll) */
 	uint64_t inflight;    /* calls in progress when the tick closed */
@@ -179,12 +181,17 @@ void coll_cell_add_call(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes, bo
                         bool failed);
 
 /* Serialisation (docs/collector.md, "Tick delta"): rows in order, each key
- * and cell as varints, the histogram in its sparse form. Encode sets the
+ * and cell as varints (COLL_DELTA_VERSION's layout), the histogram in its sparse form. Encode sets the
  * cursor's FULL error when out of room. Decode replaces *k's rows; it
  * rejects duplicate keys, unknown kinds and more than COLL_TICK_MAX_ROWS
  * rows (MALFORMED / OVERSIZED), and leaves *k empty on failure. */
 void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c);
 enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c);
+/* The delta version (delta.h) whose cell layout encode writes. */
+#define COLL_TICK_CELL_VERSION 3
+/* coll_tick_decode of a tick a writer of delta version version encoded
+ * (delta.h): before 3, cells have no fwd_ops and stride_ops (left 0). */
+enum iop_err coll_tick_decode_v(struct coll_tick *k, struct iop_rcur *c, unsigned version);
 
 static inline struct coll_key coll_key_rank(uint32_t rank, unsigned layer, unsigned cls)
 {

@@ -149,7 +149,7 @@ static int export_rows(struct rec_opened *o, const char *path, enum format fmt, 
 	struct coll_delta d;
 	coll_delta_init(&d, 0, o->tick_ns);
 	enum iop_err e;
-	while ((e = rec_next_delta(o->r, &d, NULL, bad)) == IOP_OK) {
+	while ((e = rec_next_delta(o, &d, NULL, bad)) == IOP_OK) {
 		for (uint32_t i = 0; i < d.n_names; i++) {
 			bool added;
 			(void)coll_names_add(&names, d.names[i].hash, d.names[i].kind, d.names[i].text,

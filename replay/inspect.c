@@ -108,7 +108,7 @@ static int replay_all(struct rec_opened *o, struct replayed *x)
 	coll_delta_init(&d, 0, o->tick_ns);
 	enum iop_err e;
 	bool first = true;
-	while ((e = rec_next_delta(o->r, &d, NULL, &x->bad_deltas)) == IOP_OK) {
+	while ((e = rec_next_delta(o, &d, NULL, &x->bad_deltas)) == IOP_OK) {
 		if (first) {
 			rec_opened_state_init(o, &x->state, d.tick.tick_ns);
 			first = false;

@@ -32,6 +32,7 @@ enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *w
 		return e;
 	}
 	o->tick_ns = DEFAULT_TICK_NS;
+	o->delta_version = COLL_DELTA_VERSION;
 	o->history_bytes = COLL_HISTORY_BYTES;
 	const char *meta;
 	size_t mlen;
@@ -48,14 +49,18 @@ enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *w
 		o->detail_ns = dn > 0 ? (uint64_t)dn : 0;
 		json_int_t dv = json_integer_value(json_object_get(m, "delta_version"));
 		json_decref(m);
-		if (dv != COLL_DELTA_VERSION) {
+		if (dv < COLL_DELTA_VERSION_MIN || dv > COLL_DELTA_VERSION) {
 			snprintf(why, len,
-			         "%s: its ticks are in delta version %d; this iopulse reads version %d "
-			         "(a recording made before iopulse 0.1: record the job again)",
-			         path, (int)dv, COLL_DELTA_VERSION);
+			         "%s: its ticks are in delta version %d; this iopulse reads versions %d "
+			         "to %d (%s)",
+			         path, (int)dv, COLL_DELTA_VERSION_MIN, COLL_DELTA_VERSION,
+			         dv > COLL_DELTA_VERSION ? "a newer iopulse made it: use that one"
+			                                 : "a recording made before iopulse 0.1: record "
+			                                   "the job again");
 			rec_opened_close(o);
 			return IOP_ERR_BAD_VERSION;
 		}
+		o->delta_version = (unsigned)dv;
 	}
 	struct rec_info info;
 	if (rec_info(o->r, &info) == IOP_OK) {
@@ -84,9 +89,10 @@ void rec_opened_close(struct rec_opened *o)
 	o->io = NULL;
 }
 
-enum iop_err rec_next_delta(struct rec_reader *r, struct coll_delta *d, struct rec_frame *f,
+enum iop_err rec_next_delta(const struct rec_opened *o, struct coll_delta *d, struct rec_frame *f,
                             uint64_t *bad)
 {
+	struct rec_reader *r = o->r;
 	struct rec_frame scratch;
 	f = f ? f : &scratch;
 	enum iop_err e;
@@ -94,7 +100,7 @@ enum iop_err rec_next_delta(struct rec_reader *r, struct coll_delta *d, struct r
 		if (f->type != REC_DELTA)
 			continue;
 		struct iop_rcur c = iop_rcur_make(f->payload, f->len);
-		if (coll_delta_decode_body(d, &c) == IOP_OK)
+		if (coll_delta_decode_body_v(d, &c, o->delta_version) == IOP_OK)
 			return IOP_OK;
 		if (bad)
 			(*bad)++;
@@ -104,7 +110,7 @@ enum iop_err rec_next_delta(struct rec_reader *r, struct coll_delta *d, struct r
 
 void rec_follow_init(struct rec_follow *fw, struct rec_opened *o, bool follow)
 {
-	fw->r = o->r;
+	fw->o = o;
 	fw->follow = follow;
 }
 
@@ -112,16 +118,16 @@ enum iop_err rec_follow_next_delta(struct rec_follow *fw, struct coll_delta *d, 
                                    volatile sig_atomic_t *stop)
 {
 	for (;;) {
-		enum iop_err e = rec_next_delta(fw->r, d, NULL, bad);
+		enum iop_err e = rec_next_delta(fw->o, d, NULL, bad);
 		if (e != IOP_ERR_NOT_FOUND || !fw->follow)
 			return e;
 		bool grew = false;
 		while (!grew) {
-			if (rec_closed(fw->r) || (stop && *stop))
+			if (rec_closed(fw->o->r) || (stop && *stop))
 				return IOP_ERR_NOT_FOUND;
 			struct timespec ts = {0, REC_FOLLOW_POLL_MS * 1000000L};
 			nanosleep(&ts, NULL);
-			if ((e = rec_refresh(fw->r, &grew)))
+			if ((e = rec_refresh(fw->o->r, &grew)))
 				return e;
 		}
 	}

@@ -20,6 +20,7 @@ struct rec_opened {
 	uint64_t job_id, tick_ns, start_ns; /* tick_ns: META's, else 1 s */
 	uint64_t history_bytes; /* the root's history budget (META), else the default */
 	uint64_t detail_ns;     /* a lean recording's whole ticks' period (META); 0: full */
+	unsigned delta_version; /* of its DELTA payloads (META), COLL_DELTA_VERSION_MIN on */
 	char command[1024];
 };
 
@@ -38,11 +39,12 @@ void rec_opened_state_init(const struct rec_opened *o, struct coll_state *s, uin
  * detail_ticks); 0 for a full one. */
 uint32_t rec_opened_detail_ticks(const struct rec_opened *o, uint64_t tick_ns);
 
-/* The next DELTA frame from the reader's position, decoded into d (made
- * with coll_delta_init); its frame in f when f is not NULL. DELTAs that
- * do not decode are skipped and counted in *bad. IOP_ERR_NOT_FOUND at the
- * end of the recording; the reader's errors otherwise. */
-enum iop_err rec_next_delta(struct rec_reader *r, struct coll_delta *d, struct rec_frame *f,
+/* The next DELTA frame from the reader's position (o->r), decoded into d
+ * (made with coll_delta_init) by the recording's delta version; its frame
+ * in f when f is not NULL. DELTAs that do not decode are skipped and
+ * counted in *bad. IOP_ERR_NOT_FOUND at the end of the recording; the
+ * reader's errors otherwise. */
+enum iop_err rec_next_delta(const struct rec_opened *o, struct coll_delta *d, struct rec_frame *f,
                             uint64_t *bad);
 
 /* --follow: a recording still being written. At its current end,
@@ -51,7 +53,7 @@ enum iop_err rec_next_delta(struct rec_reader *r, struct coll_delta *d, struct r
  * follow it is rec_next_delta(). */
 #define REC_FOLLOW_POLL_MS 200
 struct rec_follow {
-	struct rec_reader *r;
+	const struct rec_opened *o;
 	bool follow;
 };
 void rec_follow_init(struct rec_follow *fw, struct rec_opened *o, bool follow);

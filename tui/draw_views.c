@@ -20,6 +20,7 @@ static int colw(enum tui_col c)
 	case TUI_COL_EXCL_PC:
 	case TUI_COL_FRAG:
 	case TUI_COL_RANKS: return 6;
+	case TUI_COL_PATTERN: return 5;
 	default: return 8;
 	}
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "pattern.h"
 #include "units.h"
 
 void tui_fmt_rate(char *buf, size_t len, double bps, bool fixed)
@@ -70,6 +71,9 @@ void tui_fmt_cell(char *buf, size_t len, enum tui_col col, double v, bool fixed)
 		snprintf(buf, len, "%s", sev == 2 ? "CRIT" : sev == 1 ? "WARN" : "-");
 		break;
 	}
+	case TUI_COL_PATTERN: /* the pattern of most calls, + 1 (tui/model.c) */
+		snprintf(buf, len, "%s", v >= 1 ? coll_pat_short((enum coll_pattern)(v - 1)) : "-");
+		break;
 	case TUI_COL_IOPS:
 	case TUI_COL_META:
 	case TUI_COL_INFLIGHT:

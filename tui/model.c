@@ -9,6 +9,7 @@
 
 #include "events.h"
 #include "model_int.h"
+#include "pattern.h"
 
 static const char *const col_label[] = {
 #define X(id, name, label, json) label,
@@ -468,7 +469,7 @@ static int cmp_pair(const void *a, const void *b)
 /* Files: every file of the totals (so the list does not blink), with the
  * window's rates; RANKS and BYTES from the totals. */
 static enum iop_err file_totals(struct id_walk *w, const struct coll_state *s, double **bytes,
-                                double **ranks)
+                                double **ranks, double **pattern)
 {
 	uint64_t *pairs = malloc((s->latest.n + 1) * 2 * sizeof(uint64_t));
 	if (!pairs)
@@ -486,7 +487,10 @@ static enum iop_err file_totals(struct id_walk *w, const struct coll_state *s, d
 	}
 	*bytes = calloc(w->n + 1, sizeof(double));
 	*ranks = calloc(w->n + 1, sizeof(double));
-	if (!*bytes || !*ranks) {
+	*pattern = calloc(w->n + 1, sizeof(double));
+	uint64_t(*pat)[COLL_PAT__COUNT] = calloc(w->n + 1, sizeof(*pat));
+	if (!*bytes || !*ranks || !*pattern || !pat) {
+		free(pat);
 		free(pairs);
 		return IOP_ERR_NOMEM;
 	}
@@ -497,8 +501,19 @@ static enum iop_err file_totals(struct id_walk *w, const struct coll_state *s, d
 			(*bytes)[j] += (double)it.cell.bytes;
 			if (it.cell.ops)
 				w->acc[j].layers |= (uint8_t)(1u << k->layer);
+			const struct coll_cell *c = &it.cell;
+			uint64_t ordered = c->consec_ops + c->fwd_ops + c->stride_ops;
+			pat[j][COLL_PAT_CONSEC] += c->consec_ops;
+			pat[j][COLL_PAT_SEQ] += c->fwd_ops;
+			pat[j][COLL_PAT_STRIDE] += c->stride_ops;
+			pat[j][COLL_PAT_RANDOM] += c->off_ops > ordered ? c->off_ops - ordered : 0;
 		}
 	}
+	for (uint32_t j = 0; j < w->n; j++) /* the pattern of most calls, + 1; 0: none */
+		for (unsigned p = 0; p < COLL_PAT__COUNT; p++)
+			if (pat[j][p] && ((*pattern)[j] == 0 || pat[j][p] > pat[j][(int)(*pattern)[j] - 1]))
+				(*pattern)[j] = p + 1;
+	free(pat);
 	qsort(pairs, np, 2 * sizeof(uint64_t), cmp_pair);
 	for (uint32_t i = 0; i < np; i++)
 		if (i == 0 || pairs[2 * i] != pairs[2 * i - 2] || pairs[2 * i + 1] != pairs[2 * i - 1])
@@ -511,11 +526,11 @@ static enum iop_err build_ids(struct tui_table *t, const struct coll_state *s,
                               const struct tui_query *q, bool files)
 {
 	struct id_walk w = {.q = q, .kind = files ? COLL_ROW_FILE : COLL_ROW_SITE};
-	double *bytes = NULL, *ranks = NULL;
+	double *bytes = NULL, *ranks = NULL, *pattern = NULL;
 	window_walk(s, q, true, true, id_visit, &w);
 	enum iop_err e = w.nomem ? IOP_ERR_NOMEM : IOP_OK;
 	if (!e && files)
-		e = file_totals(&w, s, &bytes, &ranks);
+		e = file_totals(&w, s, &bytes, &ranks, &pattern);
 	double win = window_secs(s, q, true);
 	for (uint32_t i = 0; i < w.map.cap && !e; i++) {
 		if (w.map.val[i] == UINT32_MAX)
@@ -538,6 +553,7 @@ static enum iop_err build_ids(struct tui_table *t, const struct coll_state *s,
 		if (files) {
 			row->v[TUI_COL_BYTES] = bytes[j];
 			row->v[TUI_COL_RANKS] = ranks[j];
+			row->v[TUI_COL_PATTERN] = pattern[j];
 			row->sev = alert_sev(q, s->tick_ns, COLL_RANK_NONE, row->id, -1);
 		}
 		if (!row_passes(q, row))
@@ -547,6 +563,7 @@ static enum iop_err build_ids(struct tui_table *t, const struct coll_state *s,
 	idmap_free(&w.map);
 	free(bytes);
 	free(ranks);
+	free(pattern);
 	return e;
 }
 

@@ -53,7 +53,8 @@ enum tui_list {
 	X(OPS, "ops", "OPS", "ops")                                                                \
 	X(START, "start", "START", "start")                                                        \
 	X(DUR, "dur", "DUR", "duration_s")                                                         \
-	X(SEV, "sev", "SEV", "severity")
+	X(SEV, "sev", "SEV", "severity")                                                           \
+	X(PATTERN, "pattern", "PATT", "pattern")
 
 enum tui_col {
 #define X(id, name, label, json) TUI_COL_##id,

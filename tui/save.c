@@ -19,6 +19,7 @@
 
 #include "dash_int.h"
 #include "events.h"
+#include "fmt.h"
 
 static FILE *create(const char *path)
 {
@@ -57,7 +58,13 @@ static json_t *row_json(const struct tui_dash *d, const struct tui_row *r)
 	}
 	const struct tui_viewdef *v = tui_viewdef(d->table.list);
 	for (unsigned i = 0; i < v->n_cols; i++)
-		json_object_set_new(o, tui_col_json(v->cols[i]), json_real(r->v[v->cols[i]]));
+		if (v->cols[i] == TUI_COL_PATTERN) { /* the name, not its code */
+			char b[16];
+			tui_fmt_cell(b, sizeof b, TUI_COL_PATTERN, r->v[TUI_COL_PATTERN], false);
+			json_object_set_new(o, tui_col_json(v->cols[i]), json_string(b));
+		} else {
+			json_object_set_new(o, tui_col_json(v->cols[i]), json_real(r->v[v->cols[i]]));
+		}
 	if (v->spark) {
 		json_t *sp = json_array();
 		for (int i = 0; i < TUI_SPARK; i++)

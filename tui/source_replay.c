@@ -94,11 +94,11 @@ static void load_alerts(struct replay *p)
  * writer appended when the end is reached. */
 static void fetch(struct replay *p)
 {
-	enum iop_err e = rec_next_delta(p->o.r, &p->pending, NULL, &p->bad_deltas);
+	enum iop_err e = rec_next_delta(&p->o, &p->pending, NULL, &p->bad_deltas);
 	if (e == IOP_ERR_NOT_FOUND && p->follow) {
 		bool grew = false;
 		if (rec_refresh(p->o.r, &grew) == IOP_OK && grew) {
-			e = rec_next_delta(p->o.r, &p->pending, NULL, &p->bad_deltas);
+			e = rec_next_delta(&p->o, &p->pending, NULL, &p->bad_deltas);
 			/* rec_refresh dropped the index: finding the new alerts
 			 * rescans the file, so only every 10th tick */
 			if (e == IOP_OK && p->pending.tick.t % 10 == 0)
