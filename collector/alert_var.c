@@ -22,6 +22,24 @@ static void layer_cls(char *buf, size_t len, unsigned layer, unsigned cls)
 	         iop_class_name((enum iop_class)cls));
 }
 
+/* Ranks of a healthy job end their I/O seconds apart, and the ones that
+ * finished early make a last few calls (close, a line on stdout) when the
+ * job ends. Counted as peers that moved (almost) nothing, they made the
+ * last rank to finish an imbalance (WARN "rank 3 moved 74.0 MiB in 3.0 s =
+ * 3.5x the mean 21.2 MiB of 3 other ranks", CRIT "100x" when the others had
+ * ended). So a rank that did I/O, but not in every tick of the window, has
+ * wound down (or not started) and leaves imbalance's peers; a rank that
+ * never did I/O stays a peer that moved nothing. Straggler keeps its peers:
+ * it compares time per call, which ending apart does not change, and its
+ * classic case is one slow rank still at work after the others are done. */
+static bool throughout(const struct coll_alerts *a, const struct rank_win *ring, uint32_t win)
+{
+	for (uint32_t i = 0; i < win; i++)
+		if (!win_at(ring, win, a->t - i))
+			return false;
+	return true;
+}
+
 /* --------------------------------------------------------------- straggler */
 
 struct peer {
@@ -303,11 +321,15 @@ enum iop_err judge_hung_io(struct coll_alerts *a, const struct rule_rt *rt)
 enum iop_err judge_imbalance(struct coll_alerts *a, const struct rule_rt *rt)
 {
 	uint64_t total = 0, max = 0;
-	uint32_t max_rank = 0, movers = 0;
+	uint32_t max_rank = 0, movers = 0, gone = 0;
 	for (uint32_t r = 0; r < a->n_rank; r++) {
 		const struct rank_win *ring = a->rank[r].imb;
 		if (!ring)
 			continue;
+		if (!throughout(a, ring, rt->win)) {
+			gone++;
+			continue;
+		}
 		uint64_t b = 0;
 		for (uint32_t i = 0; i < rt->win; i++) {
 			const struct rank_win *w = win_at(ring, rt->win, a->t - i);
@@ -320,8 +342,9 @@ enum iop_err judge_imbalance(struct coll_alerts *a, const struct rule_rt *rt)
 			max_rank = r;
 		}
 	}
-	/* ranks that moved nothing count as zeros */
+	/* ranks that moved nothing count as zeros; wound-down ones not at all */
 	uint64_t ranks = a->ctx->ranks ? a->ctx->ranks : a->ranks_seen;
+	ranks = ranks > gone ? ranks - gone : 0;
 	if (ranks < movers)
 		ranks = movers;
 	if (total < rt->r.min_bytes || total == 0 || ranks < 2 || ranks < rt->r.min_ranks)

@@ -537,6 +537,86 @@ static void test_imbalance(void **state)
 	fixture_free(f);
 }
 
+/* One tick of a wind-down: ranks below `until[r]` ticks write 4 MiB a tick
+ * in 1 MiB calls; at tick `last` every rank closes its file (a meta call)
+ * and prints a line (one small write), as ranks do at the end of a job. */
+static void winddown_tick(struct fixture *f, int64_t i, const int64_t *until, uint32_t ranks,
+                          int64_t last)
+{
+	synth_begin(&f->s, SYNTH_T0 + i);
+	for (uint32_t r = 0; r < ranks; r++) {
+		if (i < until[r])
+			synth_calls(&f->s, &(struct synth_calls){.rank = r,
+			                                         .layer = IOP_LAYER_POSIX,
+			                                         .cls = IOP_CLASS_WRITE,
+			                                         .file = 100 + r,
+			                                         .n = 40,
+			                                         .bytes = 1 << 20,
+			                                         .lat_s = 2e-3,
+			                                         .jitter = 0.1,
+			                                         .seq = 1});
+		if (i == last) {
+			synth_calls(&f->s, &(struct synth_calls){.rank = r,
+			                                         .layer = IOP_LAYER_POSIX,
+			                                         .cls = IOP_CLASS_META,
+			                                         .file = 100 + r,
+			                                         .n = 1,
+			                                         .lat_s = 1e-5,
+			                                         .seq = -1});
+			synth_calls(&f->s, &(struct synth_calls){.rank = r,
+			                                         .layer = IOP_LAYER_POSIX,
+			                                         .cls = IOP_CLASS_WRITE,
+			                                         .file = 7,
+			                                         .n = 1,
+			                                         .bytes = 150,
+			                                         .lat_s = 1e-5,
+			                                         .seq = -1});
+		}
+	}
+	f->log.now = i;
+	assert_int_equal(coll_alerts_tick(f->a, &f->s.tick, NULL, synth_collect, &f->log), IOP_OK);
+}
+
+static void test_imbalance_not_at_wind_down(void **state)
+{
+	/* four healthy ranks end their I/O 2 ticks apart, then all close and
+	 * print when the job ends: the last to finish moved the most of the
+	 * last window, and is no imbalance */
+	struct fixture *f = fixture_new(4);
+	fixture_start(f);
+	const int64_t until[4] = {20, 22, 24, 26};
+	for (int64_t i = 0; i <= 27; i++)
+		winddown_tick(f, i, until, 4, 27);
+	assert_none(&f->log);
+	fixture_free(f);
+}
+
+static void test_imbalance_of_a_rank_still_at_work(void **state)
+{
+	/* the same ranks, but rank 3 moves 10x the others' bytes while they
+	 * all work: imbalance (the wind-down rule keeps ranks at work) */
+	struct fixture *f = fixture_new(4);
+	fixture_start(f);
+	for (int64_t i = 0; i < 20; i++) {
+		synth_begin(&f->s, SYNTH_T0 + i);
+		for (uint32_t r = 0; r < 4; r++)
+			synth_calls(&f->s, &(struct synth_calls){.rank = r,
+			                                         .layer = IOP_LAYER_POSIX,
+			                                         .cls = IOP_CLASS_WRITE,
+			                                         .file = 100 + r,
+			                                         .n = r == 3 ? 400 : 40,
+			                                         .bytes = 1 << 20,
+			                                         .lat_s = 2e-3,
+			                                         .jitter = 0.1,
+			                                         .seq = 1});
+		f->log.now = i;
+		assert_int_equal(coll_alerts_tick(f->a, &f->s.tick, NULL, synth_collect, &f->log),
+		                 IOP_OK);
+	}
+	assert_non_null(synth_find(&f->log, COLL_ALERT_IMBALANCE, COLL_ALERT_START));
+	fixture_free(f);
+}
+
 /* ------------------------------------------------------- the state machine */
 
 static void test_restart_waits_min_interval(void **state)
@@ -695,6 +775,8 @@ int main(void)
 	    cmocka_unit_test(test_latency_spike_file_cap),
 	    cmocka_unit_test(test_hung_io),
 	    cmocka_unit_test(test_imbalance),
+	    cmocka_unit_test(test_imbalance_not_at_wind_down),
+	    cmocka_unit_test(test_imbalance_of_a_rank_still_at_work),
 	    cmocka_unit_test(test_restart_waits_min_interval),
 	    cmocka_unit_test(test_finish_and_history),
 	    cmocka_unit_test(test_deterministic),

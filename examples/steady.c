@@ -9,7 +9,8 @@
  *
  * The ranks start together (a barrier) and do not wait for each other
  * between calls, so one slow rank moves fewer bytes than the others; they
- * meet at a barrier at the end.
+ * meet at a barrier at the end. With -e MS rank r runs r x MS milliseconds
+ * longer than T: the ranks end apart, as ranks of a real job wind down.
  *
  * Truth: one posix entry for the rank's file. */
 #include <errno.h>
@@ -33,12 +34,13 @@ struct options {
 	uint64_t seconds;  /* how long */
 	uint64_t span;     /* bytes of the file the calls cycle over */
 	uint64_t read_every;
+	uint64_t stagger_ms; /* rank r runs r x this longer */
 };
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: steady [-d DIR] [-s BYTES] [-n CALLS_PER_S] [-T SECONDS] "
-	                "[-f FILE_BYTES] [-r READ_EVERY]\n");
+	                "[-f FILE_BYTES] [-r READ_EVERY] [-e STAGGER_MS]\n");
 }
 
 static struct options parse_options(int argc, char **argv)
@@ -47,7 +49,7 @@ static struct options parse_options(int argc, char **argv)
 	                    .span = 16 << 20, .read_every = 0};
 	int c;
 
-	while ((c = getopt(argc, argv, "d:s:n:T:f:r:")) != -1) {
+	while ((c = getopt(argc, argv, "d:s:n:T:f:r:e:")) != -1) {
 		switch (c) {
 		case 'd':
 			o.dir = optarg;
@@ -66,6 +68,9 @@ static struct options parse_options(int argc, char **argv)
 			break;
 		case 'r':
 			o.read_every = ex_parse_count(optarg, 'r', 0, UINT32_MAX);
+			break;
+		case 'e':
+			o.stagger_ms = ex_parse_count(optarg, 'e', 0, 3600 * 1000);
 			break;
 		default:
 			usage();
@@ -134,7 +139,8 @@ int main(int argc, char **argv)
 	bool wrote = false;
 	MPI_Barrier(MPI_COMM_WORLD); /* one start: no rank writes alone at first, nor last */
 	uint64_t period = 1000000000u / o.rate, start = now_ns();
-	uint64_t end = start + o.seconds * 1000000000u, next = start;
+	uint64_t end = start + o.seconds * 1000000000u + (uint64_t)rank * o.stagger_ms * 1000000u;
+	uint64_t next = start;
 	for (uint64_t i = 0; now_ns() < end; i++) {
 		uint64_t b = i % blocks;
 		if (o.read_every && i % o.read_every == o.read_every - 1 && wrote) {
