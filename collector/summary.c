@@ -8,6 +8,7 @@
 
 #include "events.h"
 #include "pattern.h"
+#include "rank_sum.h"
 #include "units.h"
 #include "frame.h"
 
@@ -23,30 +24,12 @@ void coll_iso_time(uint64_t ns, char *buf, size_t len)
 
 
 
-struct layer_sum {
-	uint64_t read_bytes, write_bytes, read_ops, write_ops, meta_ops, time_ns;
-};
-
-static void layer_sums(const struct coll_state *s, struct layer_sum out[IOP_LAYER__COUNT])
+static void layer_sums(const struct coll_state *s, struct coll_layer_sum out[IOP_LAYER__COUNT])
 {
-	memset(out, 0, sizeof(struct layer_sum) * IOP_LAYER__COUNT);
-	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
-		const struct coll_key *k = &it.key;
-		const struct coll_cell *c = &it.cell;
-		if (k->layer >= IOP_LAYER__COUNT)
-			continue;
-		struct layer_sum *l = &out[k->layer];
-		l->time_ns += c->time_ns;
-		if (k->cls == IOP_CLASS_READ) {
-			l->read_bytes += c->bytes;
-			l->read_ops += c->ops;
-		} else if (k->cls == IOP_CLASS_WRITE) {
-			l->write_bytes += c->bytes;
-			l->write_ops += c->ops;
-		} else {
-			l->meta_ops += c->ops;
-		}
-	}
+	memset(out, 0, sizeof(struct coll_layer_sum) * IOP_LAYER__COUNT);
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);)
+		if (it.key.layer < IOP_LAYER__COUNT)
+			coll_layer_sum_add(&out[it.key.layer], &it.key, &it.cell);
 }
 
 /* One (file, layer) with its totals, its data calls per access pattern
@@ -146,19 +129,6 @@ static struct file_sum *file_sums(const struct coll_state *s, size_t *n)
 	return out;
 }
 
-/* Bytes each rank moved through the file-system layers. */
-static void rank_bytes(const struct coll_state *s, uint64_t *rd, uint64_t *wr)
-{
-	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
-		const struct coll_key *k = &it.key;
-		if (k->rank >= s->n_ranks || (k->layer != IOP_LAYER_POSIX && k->layer != IOP_LAYER_STDIO))
-			continue;
-		if (k->cls == IOP_CLASS_READ)
-			rd[k->rank] += it.cell.bytes;
-		else if (k->cls == IOP_CLASS_WRITE)
-			wr[k->rank] += it.cell.bytes;
-	}
-}
 
 static const char *file_text(const struct coll_state *s, uint64_t file, char *buf, size_t len)
 {
@@ -169,20 +139,24 @@ static const char *file_text(const struct coll_state *s, uint64_t file, char *bu
 	return buf;
 }
 
+static json_t *layer_json(const struct coll_layer_sum *l)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:f}", "read_bytes", (json_int_t)l->read_bytes,
+	                 "write_bytes", (json_int_t)l->write_bytes, "read_ops",
+	                 (json_int_t)l->read_ops, "write_ops", (json_int_t)l->write_ops, "meta_ops",
+	                 (json_int_t)l->meta_ops, "time_s", l->time_ns / 1e9);
+}
+
 static json_t *layers_json(const struct coll_state *s)
 {
-	struct layer_sum l[IOP_LAYER__COUNT];
+	struct coll_layer_sum l[IOP_LAYER__COUNT];
 	layer_sums(s, l);
 	json_t *o = json_object();
-	for (int i = 0; i < IOP_LAYER__COUNT; i++)
-		json_object_set_new(o, iop_layer_name(i),
-		                    json_pack("{s:I,s:I,s:I,s:I,s:I,s:f,s:f}", "read_bytes",
-		                              (json_int_t)l[i].read_bytes, "write_bytes",
-		                              (json_int_t)l[i].write_bytes, "read_ops",
-		                              (json_int_t)l[i].read_ops, "write_ops",
-		                              (json_int_t)l[i].write_ops, "meta_ops",
-		                              (json_int_t)l[i].meta_ops, "time_s", l[i].time_ns / 1e9,
-		                              "excl_time_s", s->layer_excl_ns[i] / 1e9));
+	for (int i = 0; i < IOP_LAYER__COUNT; i++) {
+		json_t *one = layer_json(&l[i]);
+		json_object_set_new(one, "excl_time_s", json_real(s->layer_excl_ns[i] / 1e9));
+		json_object_set_new(o, iop_layer_name(i), one);
+	}
 	return o;
 }
 
@@ -212,29 +186,42 @@ static json_t *files_json(const struct coll_state *s)
 	return a;
 }
 
+/* A rank's layers: those it made calls at. */
+static json_t *rank_layers_json(const struct coll_rank_sum *r)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < IOP_LAYER__COUNT; i++) {
+		const struct coll_layer_sum *l = &r->layer[i];
+		if (l->read_ops || l->write_ops || l->meta_ops)
+			json_object_set_new(o, iop_layer_name(i), layer_json(l));
+	}
+	return o;
+}
+
 static json_t *ranks_json(const struct coll_state *s)
 {
 	json_t *a = json_array();
-	uint64_t *rd = calloc(s->n_ranks + 1, sizeof(*rd)), *wr = calloc(s->n_ranks + 1, sizeof(*wr));
-	if (!rd || !wr) {
-		free(rd);
-		free(wr);
+	struct coll_rank_sum *sum = coll_rank_sums(s);
+	if (!sum)
 		return a;
-	}
-	rank_bytes(s, rd, wr);
 	for (uint32_t r = 0; r < s->n_ranks; r++) {
 		if (!s->ranks[r].state)
 			continue;
+		const struct coll_rank_sum *rs = &sum[r];
+		const struct coll_layer_sum *p = &rs->layer[IOP_LAYER_POSIX];
+		const struct coll_layer_sum *f = &rs->layer[IOP_LAYER_STDIO];
 		const char *node = coll_state_host(s, (uint32_t)s->ranks[r].node);
 		json_array_append_new(
-			a, json_pack("{s:I,s:s,s:I,s:I,s:f,s:s}", "rank", (json_int_t)r, "node",
-			             node ? node : "?", "read_bytes", (json_int_t)rd[r], "write_bytes",
-			             (json_int_t)wr[r], "io_time_s", s->ranks[r].excl_ns / 1e9, "state",
+			a, json_pack("{s:I,s:s,s:I,s:I,s:f,s:b,s:o,s:s}", "rank", (json_int_t)r, "node",
+			             node ? node : "?", "read_bytes",
+			             (json_int_t)(p->read_bytes + f->read_bytes), "write_bytes",
+			             (json_int_t)(p->write_bytes + f->write_bytes), "io_time_s",
+			             s->ranks[r].excl_ns / 1e9, "aggregator", rs->aggregator, "layers",
+			             rank_layers_json(rs), "state",
 			             s->ranks[r].state == COLL_RANK_GONE ? "gone" :
 			             s->ranks[r].state == COLL_RANK_ENDED ? "ended" : "active"));
 	}
-	free(rd);
-	free(wr);
+	free(sum);
 	return a;
 }
 
@@ -281,27 +268,39 @@ static int by_time_desc(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
+/* The ranks with the most time in their own I/O calls, each with its
+ * bandwidth there: the application's own bytes / that time. */
 static void print_ranks(FILE *to, const struct coll_state *s)
 {
 	struct rank_time *v = malloc((s->n_ranks + 1) * sizeof(*v));
-	if (!v)
+	struct coll_rank_sum *sum = coll_rank_sums(s);
+	if (!v || !sum) {
+		free(v);
+		free(sum);
 		return;
+	}
 	uint32_t n = 0;
 	for (uint32_t r = 0; r < s->n_ranks; r++)
 		if (s->ranks[r].state)
 			v[n++] = (struct rank_time){r, s->ranks[r].excl_ns};
 	qsort(v, n, sizeof(*v), by_time_desc);
-	fprintf(to, "  slowest ranks (time in I/O calls):");
-	for (uint32_t i = 0; i < n && i < 5; i++)
-		fprintf(to, "%s rank %" PRIu32 " %.3f s", i ? "," : "", v[i].rank, v[i].ns / 1e9);
+	fprintf(to, "  slowest ranks (time in I/O calls, bandwidth):");
+	for (uint32_t i = 0; i < n && i < 5; i++) {
+		char bw[24] = "-";
+		if (v[i].ns)
+			coll_fmt_bytes(bw, sizeof bw, coll_rank_own_bytes(&sum[v[i].rank]) / (v[i].ns / 1e9));
+		fprintf(to, "%s rank %" PRIu32 " %.3f s %s%s%s", i ? "," : "", v[i].rank, v[i].ns / 1e9,
+		        bw, v[i].ns ? "/s" : "", sum[v[i].rank].aggregator ? " AGG" : "");
+	}
 	fprintf(to, "%s\n", n ? "" : " none");
 	free(v);
+	free(sum);
 }
 
 void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_job_info *job,
                         size_t n_alerts)
 {
-	struct layer_sum l[IOP_LAYER__COUNT];
+	struct coll_layer_sum l[IOP_LAYER__COUNT];
 	layer_sums(s, l);
 	char rd[24], wr[24], id[17];
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);

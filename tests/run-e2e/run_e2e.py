@@ -18,7 +18,10 @@ checks:
      read/write bytes and ops are exactly the truth's, and its rank count
      is the number of ranks that reported the path;
   4. the summary lists every rank, on a node, ended; job.ranks is N; with
-     --nodes, job.nodes and the ranks' distinct nodes are that many;
+     --nodes, job.nodes and the ranks' distinct nodes are that many; each
+     rank's layers (but STDIO) carry exactly its truth's bytes and calls;
+     under collective buffering the aggregators are the ranks that made
+     POSIX data calls;
   5. with --posix-ranks (programs doing POSIX I/O only): each rank's
      read_bytes/write_bytes are its truth plus its truth line on stdout;
   6. monitor: nothing rejected, events > 0, and every event the shims
@@ -173,6 +176,41 @@ def check_ranks(args, truth, summary):
     print("ok: per-rank bytes exact")
 
 
+def check_rank_layers(truth, summary):
+    """Per rank and layer the program called (but STDIO, which also carries
+    the truth line itself), the summary's ranks[].layers bytes and calls
+    are the truth's. Where a rank's MPI-IO bytes went through other ranks'
+    POSIX calls (collective buffering: it made none on the job's files), the
+    aggregators are exactly the ranks that made POSIX data calls."""
+    want = collections.defaultdict(collections.Counter)
+    for _, t in truth:
+        for f in t["files"]:
+            for k in ("read_bytes", "write_bytes", "read_ops", "write_ops"):
+                want[(t["rank"], f["layer"])][k] += f.get(k, 0)
+    rs = {r["rank"]: r for r in summary["ranks"]}
+    for (rank, layer), w in sorted(want.items()):
+        if layer == "stdio":
+            continue
+        g = rs[rank]["layers"].get(layer)
+        if g is None:
+            fail("rank %d has no %s layer in the summary" % (rank, layer))
+        for k, v in w.items():
+            if g[k] != v:
+                fail("rank %d %s: %s is %d, the program did %d" % (rank, layer, k, g[k], v))
+    mpiio = {rank for (rank, layer) in want if layer == "mpiio"}
+    def posix_data(r):
+        l = rs[r]["layers"].get("posix", {})
+        return l.get("read_bytes", 0) + l.get("write_bytes", 0)
+    if mpiio and any(posix_data(r) == 0 for r in mpiio):
+        doers = {r for r in rs if posix_data(r) > 0}
+        agg = {r for r in rs if rs[r]["aggregator"]}
+        if agg != doers:
+            fail("aggregators %s, the ranks that made POSIX data calls %s"
+                 % (sorted(agg), sorted(doers)))
+        print("ok: aggregators %s" % sorted(agg))
+    print("ok: per-rank layer bytes exact")
+
+
 def check_alert(spec, lines, summary):
     kind, _, rank = spec.partition(":")
     def match(a):
@@ -288,6 +326,7 @@ def main():
         check_records(records, summary)
         check_files(truth, summary)
         check_ranks(args, truth, summary)
+        check_rank_layers(truth, summary)
         mon = summary["monitor"]
         # Events may be dropped under load (a shim never waits); they are
         # counted, and the totals above come from counters, so stay exact.
