@@ -67,9 +67,10 @@ static void tail(char *buf, size_t len, const char *s, int w)
 		snprintf(buf, len, "...%s", s + n - (w - 3));
 }
 
-static const char *flag_word(int sev)
+/* The flag column: the worst alert, else AGG for an aggregator rank. */
+static const char *flag_word(const struct tui_row *r)
 {
-	return sev == 2 ? "CRIT" : sev == 1 ? "WARN" : "";
+	return r->sev == 2 ? "CRIT" : r->sev == 1 ? "WARN" : r->agg ? "AGG" : "";
 }
 
 static void alert_text(const struct tui_dash *d, const struct tui_row *r, char *buf, size_t len,
@@ -144,10 +145,10 @@ void tui_row_text(const struct tui_dash *d, const struct tui_row *r, char *buf, 
 	char name[512];
 	if (r->kind == TUI_ROW_RANK) {
 		tail(name, sizeof name, r->node_name ? r->node_name : "?", 11);
-		off = snprintf(buf, len, "%-4s %6u %-11s", flag_word(r->sev), r->rank, name);
+		off = snprintf(buf, len, "%-4s %6u %-11s", flag_word(r), r->rank, name);
 	} else if (r->kind == TUI_ROW_NODE) {
 		tail(name, sizeof name, r->name ? r->name : "?", 15);
-		off = snprintf(buf, len, "%-4s %-15s", flag_word(r->sev), name);
+		off = snprintf(buf, len, "%-4s %-15s", flag_word(r), name);
 	} else {
 		char hex[24], full[300];
 		const char *nm = r->name;
@@ -160,7 +161,7 @@ void tui_row_text(const struct tui_dash *d, const struct tui_row *r, char *buf, 
 		else
 			snprintf(full, sizeof full, "%s", nm);
 		tail(name, sizeof name, full, pre - 5);
-		off = snprintf(buf, len, "%-4s %-*s", flag_word(r->sev), pre - 5, name);
+		off = snprintf(buf, len, "%-4s %-*s", flag_word(r), pre - 5, name);
 	}
 	const struct tui_viewdef *v = tui_viewdef(l);
 	for (unsigned i = 0; i < n && off < (int)len; i++) {
@@ -268,9 +269,9 @@ void tui_draw_heat(struct tui_dash *d, int y0, int rows)
 		const struct tui_row *row = &d->table.rows[r];
 		int y = y0 + 1 + i;
 		if (row->kind == TUI_ROW_NODE)
-			snprintf(lab, sizeof lab, "%-4s %-8.8s", flag_word(row->sev), row->name ? row->name : "?");
+			snprintf(lab, sizeof lab, "%-4s %-8.8s", flag_word(row), row->name ? row->name : "?");
 		else
-			snprintf(lab, sizeof lab, "%-4s %8u", flag_word(row->sev), row->rank);
+			snprintf(lab, sizeof lab, "%-4s %8u", flag_word(row), row->rank);
 		if (r == d->sel)
 			attron(tui_look(TUI_LOOK_SELECTED, d->color));
 		mvprintw(y, 0, "%-13s ", lab);

@@ -10,6 +10,7 @@
 #include "events.h"
 #include "model_int.h"
 #include "pattern.h"
+#include "rank_sum.h"
 
 static const char *const col_label[] = {
 #define X(id, name, label, json) label,
@@ -301,18 +302,22 @@ static void rank_visit(void *arg, const struct coll_tick *k, bool in_window, int
 	}
 }
 
-/* Cumulative bytes per rank from the exact totals: the file-system layers
- * (POSIX, STDIO) when the scope is every layer, as the summary counts. */
-static void rank_bytes(const struct coll_state *s, const struct tui_query *q, double *bytes)
+/* Cumulative bytes per rank from the exact totals: with every layer in
+ * scope the application's own (those of the highest layer the rank moved
+ * data through, rank_sum.h), else the scope layer's; and which ranks
+ * aggregated other ranks' data. */
+static void rank_bytes(const struct coll_state *s, const struct tui_query *q, double *bytes,
+                       uint8_t *agg)
 {
-	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
-		const struct coll_key *k = &it.key;
-		if (k->rank >= s->n_ranks)
-			continue;
-		bool fs = k->layer == IOP_LAYER_POSIX || k->layer == IOP_LAYER_STDIO;
-		if (q->layer < 0 ? fs : k->layer == (unsigned)q->layer)
-			bytes[k->rank] += (double)it.cell.bytes;
+	struct coll_rank_sum *sum = coll_rank_sums(s);
+	if (!sum)
+		return;
+	for (uint32_t r = 0; r < s->n_ranks; r++) {
+		const struct coll_layer_sum *l = q->layer < 0 ? NULL : &sum[r].layer[q->layer];
+		bytes[r] = (double)(l ? l->read_bytes + l->write_bytes : coll_rank_own_bytes(&sum[r]));
+		agg[r] = sum[r].aggregator;
 	}
+	free(sum);
 }
 
 static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
@@ -321,13 +326,15 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 	uint32_t n = s->n_ranks;
 	struct rank_walk w = {q, calloc(n ? n : 1, sizeof(struct acc)), n};
 	double *bytes = calloc(n ? n : 1, sizeof(double));
-	if (!w.acc || !bytes) {
+	uint8_t *agg = calloc(n ? n : 1, 1);
+	if (!w.acc || !bytes || !agg) {
 		free(bytes);
+		free(agg);
 		acc_free(w.acc, 0);
 		return IOP_ERR_NOMEM;
 	}
 	window_walk(s, q, true, true, rank_visit, &w);
-	rank_bytes(s, q, bytes);
+	rank_bytes(s, q, bytes, agg);
 	double win = window_secs(s, q, true);
 	enum iop_err e = IOP_OK;
 	if (!nodes) {
@@ -346,6 +353,7 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 			row->node_name = coll_state_host(s, row->node);
 			acc_row(&w.acc[r], row, win);
 			row->v[TUI_COL_BYTES] = bytes[r];
+			row->agg = agg[r];
 			row->sev = alert_sev(q, s->tick_ns, r, 0, -1);
 			if (!row_passes(q, row))
 				t->n--;
@@ -407,6 +415,7 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 	}
 	acc_free(w.acc, n);
 	free(bytes);
+	free(agg);
 	return e;
 }
 

@@ -74,6 +74,7 @@ struct tui_row {
 	uint8_t layers; /* bit per layer with calls */
 	int8_t layer;   /* a LAYER row's layer, else -1 */
 	uint8_t sev;    /* worst alert on the subject at t_end: 0, 1 WARN, 2 CRIT */
+	uint8_t agg;    /* a rank that aggregated other ranks' data (rank_sum.h) */
 	uint32_t rank;  /* COLL_RANK_NONE when not a rank */
 	uint32_t node;  /* node id (hash cut to 32 bits) */
 	uint64_t id;    /* unique in the table: rank, node, hash, layer, alert index */

@@ -16,7 +16,9 @@ Checks, each by polling the screen with a bounded timeout:
   sooner than an eighth of it; S at the end saves a view whose per-rank
   bytes equal the live summary's (read + write) and whose tick is the
   last; S after b 50% saves that tick; a truncated copy replays and says
-  TRUNCATED at; q exits 0.
+  TRUNCATED at; q exits 0. A recording of mpi-checkpoint (collective
+  buffering): the aggregator's row says AGG, the others' do not, and
+  BYTES per rank is each rank's MPI-IO bytes.
 Standard library only. Exit status: 0 pass, 1 fail.
 """
 import glob
@@ -205,6 +207,51 @@ def run(args, tmp, pane):
     start(args, tmp, pane, cut, "t")
     s = pane.wait_text("TRUNCATED at")
     print("truncated: %s" % [l for l in s.splitlines() if "TRUNCATED" in l][0].strip())
+    pane.keys("q")
+    pane.wait_text("IOPULSE-EXIT=0")
+    pane.tmux("kill-session", "-t", "t", check=False)
+    aggregators(args, tmp, pane)
+
+
+def aggregators(args, tmp, pane):
+    """Collective buffering (mpi-checkpoint, beside fpp): rank 0 does every
+    rank's POSIX writes. Its row says AGG and the others' do not, and the
+    view's BYTES per rank (every layer in scope) is what each rank moved
+    through MPI-IO, not the file-system bytes the summary's read_bytes
+    and write_bytes count (all rank 0's)."""
+    data = os.path.join(tmp, "ckpt")
+    os.mkdir(data)
+    rec, live = os.path.join(tmp, "ckpt.iop"), os.path.join(tmp, "ckpt.json")
+    launcher = [args.mpirun, "-n", "4"]
+    if "mpich" not in os.path.basename(args.mpirun):
+        launcher.insert(1, "--oversubscribe")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    prog = os.path.join(os.path.dirname(args.fpp), "mpi-checkpoint")
+    p = subprocess.run([args.iopulse, "run", "--headless", "--record", rec, "--summary-json",
+                        live, "--"] + launcher + [prog, "-d", data], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    if p.returncode != 0:
+        raise Fail("recording mpi-checkpoint: exit %d: %s" % (p.returncode, p.stderr[-2000:]))
+    with open(live) as f:
+        ranks = {r["rank"]: r for r in json.load(f)["ranks"]}
+    agg = sorted(r for r in ranks if ranks[r]["aggregator"])
+    if not agg or len(agg) == len(ranks):
+        raise Fail("aggregators %s of ranks %s: no collective buffering to show" % (agg, sorted(ranks)))
+    start(args, tmp, pane, rec, "t")
+    pane.wait("the badge and 4 ranks", lambda s: "REPLAY" in s and "ranks 4" in s)
+    pane.keys("Z")
+    screen = pane.wait("every rank's row", lambda s: all(row_of(s, r) for r in ranks))
+    for r in ranks:
+        flagged = row_of(screen, r).startswith("AGG")
+        if flagged != (r in agg):
+            raise Fail("rank %d's row %r, aggregators %s" % (r, row_of(screen, r), agg))
+    view = save(pane, tmp)
+    want = {r: ranks[r]["layers"]["mpiio"]["read_bytes"] + ranks[r]["layers"]["mpiio"]["write_bytes"]
+            for r in ranks}
+    got = {row["rank"]: row["bytes"] for row in view["rows"]}
+    if got != want:
+        raise Fail("BYTES per rank %s, their MPI-IO bytes %s" % (got, want))
+    print("aggregators: %s flagged AGG; BYTES per rank = MPI-IO bytes %s" % (agg, got))
     pane.keys("q")
     pane.wait_text("IOPULSE-EXIT=0")
 

@@ -72,7 +72,7 @@ def rank_rows(screen):
     """Rank numbers of the Ranks table's rows, top to bottom."""
     rows = []
     for line in screen.splitlines():
-        m = re.match(r"^(CRIT|WARN|    ) +(\d+) \S+ +\S", line)
+        m = re.match(r"^(CRIT|WARN|AGG |    ) +(\d+) \S+ +\S", line)
         if m:
             rows.append(int(m.group(2)))
     return rows
@@ -80,7 +80,7 @@ def rank_rows(screen):
 
 def row_of(screen, rank):
     for line in screen.splitlines():
-        m = re.match(r"^(CRIT|WARN|    ) +(\d+)\s", line)
+        m = re.match(r"^(CRIT|WARN|AGG |    ) +(\d+)\s", line)
         if m and int(m.group(2)) == rank:
             return line
     return None
