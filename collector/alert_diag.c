@@ -152,11 +152,16 @@ enum iop_err judge_metadata(struct coll_alerts *a, const struct rule_rt *rt)
 	struct tick_sum ws;
 	sum_window(a, rt->win, &ws);
 	/* exclusive times add up across layers without counting a call's
-	 * sub-calls twice */
-	uint64_t meta_ns = 0, all_ns = 0, meta_ops = 0;
+	 * sub-calls twice. Waits for locks are meta calls but no metadata
+	 * workload: MPI-IO's data sieving takes fcntl locks around shared-file
+	 * writes, and under contention they made a 4-rank MPICH checkpoint
+	 * "56% metadata". They count in the I/O time only. */
+	uint64_t meta_ns = 0, all_ns = 0, meta_ops = 0, lock_ns = 0;
 	for (unsigned l = 0; l < NL; l++) {
 		const struct lc_sum *m = &ws.lc[l][IOP_CLASS_META];
-		meta_ns += m->excl_ns;
+		uint64_t locks = m->lock_ns < m->excl_ns ? m->lock_ns : m->excl_ns;
+		meta_ns += m->excl_ns - locks;
+		lock_ns += locks;
 		if (m->ops > meta_ops)
 			meta_ops =
 			    m->ops; /* the layer with most: an MPI-IO open is a POSIX open too */
@@ -174,9 +179,15 @@ enum iop_err judge_metadata(struct coll_alerts *a, const struct rule_rt *rt)
 	coll_fmt_count(calls, sizeof(calls), (double)meta_ops);
 	coll_fmt_secs(meta, sizeof(meta), secs(meta_ns));
 	coll_fmt_secs(all, sizeof(all), secs(all_ns));
+	char locks[48] = "";
+	if (lock_ns) {
+		char l[16];
+		coll_fmt_secs(l, sizeof(l), secs(lock_ns));
+		fmt_text(locks, sizeof(locks), " (and %s waiting for locks)", l);
+	}
 	fmt_text(c.detail, sizeof(c.detail),
-	         "%.0f%% of I/O time in metadata calls (open, stat, sync, ...): %s of %s, %s calls",
-	         100 * c.value, meta, all, calls);
+	         "%.0f%% of I/O time in metadata calls (open, stat, sync, ...): %s of %s%s, %s calls",
+	         100 * c.value, meta, all, locks, calls);
 	return alerts_report(a, rt, &c);
 }
 

@@ -30,6 +30,7 @@ struct lc_sum {
 	uint64_t child_ops, child_bytes, small_ops;
 	uint64_t off_ops, consec_ops, fwd_ops, stride_ops; /* access patterns (pattern.h) */
 	uint64_t coll_ops; /* collective calls; see coll_known */
+	uint64_t lock_ns;  /* time waiting for locks (meta: lock calls have no sub-calls) */
 	uint64_t ranks;    /* ranks with calls (over a window: the most in a tick) */
 };
 

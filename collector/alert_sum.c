@@ -287,6 +287,7 @@ static void lc_add(struct lc_sum *d, const struct lc_sum *s)
 	d->stride_ops += s->stride_ops;
 	d->small_ops += s->small_ops;
 	d->coll_ops += s->coll_ops;
+	d->lock_ns += s->lock_ns;
 	if (s->ranks > d->ranks)
 		d->ranks = s->ranks;
 }
@@ -381,6 +382,7 @@ static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *k
 	s->stride_ops += cell->stride_ops;
 	s->small_ops += cell->size_ops[0] + cell->size_ops[1];
 	s->coll_ops += cell->coll_ops;
+	s->lock_ns += cell->lock_ns;
 	s->ranks += cell->ops > 0;
 	rs->had_ops |= cell->ops > 0;
 	if (cell->inflight && cell->oldest_ns &&

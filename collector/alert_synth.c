@@ -65,6 +65,8 @@ static void add_calls(struct synth *s, struct coll_cell *cell, const struct synt
 	cell->child_ops += c->n * c->children;
 	if (c->collective && data)
 		cell->coll_ops += c->n;
+	if (c->lock && !data)
+		cell->lock_ns += total;
 	cell->child_bytes += c->n * c->children * c->child_bytes;
 	if (c->seq >= 0 && data) {
 		cell->off_ops += c->n;

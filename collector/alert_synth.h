@@ -37,6 +37,7 @@ struct synth_calls {
 	uint64_t children;    /* calls each issues below it, */
 	uint64_t child_bytes; /* of this many bytes each */
 	bool collective;      /* read_coll / write_coll calls (counted in coll_ops) */
+	bool lock;            /* meta calls that wait for locks (counted in lock_ns) */
 };
 
 void synth_init(struct synth *s, uint64_t seed);

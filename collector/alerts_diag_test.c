@@ -213,6 +213,7 @@ struct meta {
 	double meta_lat;
 	unsigned every; /* meta calls only every this many ticks (1: always) */
 	int64_t tick;
+	bool lock; /* the meta calls are waits for locks */
 };
 
 static void meta_calls(struct synth *s, uint32_t rank, void *arg)
@@ -235,13 +236,14 @@ static void meta_calls(struct synth *s, uint32_t rank, void *arg)
 		                                     .n = m->meta_n,
 		                                     .lat_s = m->meta_lat,
 		                                     .jitter = 0.3,
-		                                     .seq = -1});
+		                                     .seq = -1,
+		                                     .lock = m->lock});
 }
 
 static void test_metadata(void **state)
 {
 	/* 80 % of I/O time in 200 opens/stats per rank per tick */
-	struct meta m = {200, 2e-3, 1, 0};
+	struct meta m = {200, 2e-3, 1, 0, false};
 	struct run r;
 	run_pattern(&r, 8, meta_calls, &m, NULL);
 	const struct synth_alert *x = expect(&r, COLL_ALERT_METADATA);
@@ -253,11 +255,22 @@ static void test_metadata(void **state)
 	run_free(&r);
 }
 
+static void test_metadata_not_lock_waits(void **state)
+{
+	/* the same time and calls, waiting for fcntl locks (MPI-IO's data
+	 * sieving under contention): I/O time, not a metadata workload */
+	struct meta m = {200, 2e-3, 1, 0, true};
+	struct run r;
+	run_pattern(&r, 8, meta_calls, &m, NULL);
+	expect_none(&r);
+	run_free(&r);
+}
+
 static void test_metadata_checkpoint_sync_quiet(void **state)
 {
 	/* every 10 ticks an open, a 2 s fsync and a close per rank: most of
 	 * the I/O time, but not a metadata problem */
-	struct meta m = {3, 2.0 / 3, 10, 0};
+	struct meta m = {3, 2.0 / 3, 10, 0, false};
 	struct run r;
 	run_pattern(&r, 64, meta_calls, &m, NULL);
 	expect_none(&r);
@@ -437,6 +450,7 @@ int main(void)
 	    cmocka_unit_test(test_strided_small_io),
 	    cmocka_unit_test(test_random_io_share),
 	    cmocka_unit_test(test_metadata),
+	    cmocka_unit_test(test_metadata_not_lock_waits),
 	    cmocka_unit_test(test_metadata_checkpoint_sync_quiet),
 	    cmocka_unit_test(test_stdio_share),
 	    cmocka_unit_test(test_stdio_log_quiet),

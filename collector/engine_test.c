@@ -38,6 +38,7 @@ static void fill_cell(struct coll_cell *c, uint64_t seed)
 	c->consec_ops = 2;
 	c->fwd_ops = seed % 4;
 	c->stride_ops = 3;
+	c->lock_ns = 777;
 	c->inflight = seed % 3;
 	c->oldest_ns = seed ? T0 + seed : 0;
 }
@@ -66,6 +67,7 @@ static void assert_cells_equal(const struct coll_cell *a, const struct coll_cell
 	assert_int_equal(a->consec_ops, b->consec_ops);
 	assert_int_equal(a->fwd_ops, b->fwd_ops);
 	assert_int_equal(a->stride_ops, b->stride_ops);
+	assert_int_equal(a->lock_ns, b->lock_ns);
 	assert_int_equal(a->inflight, b->inflight);
 	assert_int_equal(a->oldest_ns, b->oldest_ns);
 	assert_int_equal(a->hist.count, b->hist.count);

@@ -236,6 +236,8 @@ static inline void add_rest(struct coll_cell *c, const struct call *k)
 	const struct iop_event *ev = k->ev;
 	c->excl_ns += k->excl_ns;
 	c->coll_ops += ev->op == IOP_OP_READ_COLL || ev->op == IOP_OP_WRITE_COLL;
+	if (ev->op == IOP_OP_LOCK)
+		c->lock_ns += ev->dur_ns;
 	if (ev->flags & IOP_EV_CHILDREN) {
 		c->child_ops += ev->child_ops;
 		c->child_bytes += ev->child_bytes;

@@ -57,6 +57,7 @@ static void model_add(struct coll_tick *t, const struct coll_key *key, const str
 	                   ev->flags & IOP_EV_ERROR);
 	c->excl_ns += excl;
 	c->coll_ops += ev->op == IOP_OP_READ_COLL || ev->op == IOP_OP_WRITE_COLL;
+	c->lock_ns += ev->op == IOP_OP_LOCK ? ev->dur_ns : 0;
 	if (ev->flags & IOP_EV_CHILDREN) {
 		c->child_ops += ev->child_ops;
 		c->child_bytes += ev->child_bytes;
@@ -164,6 +165,7 @@ static void assert_calls_equal(const struct coll_cell *a, const struct coll_cell
 	for (int i = 0; i < COLL_SIZE_CLASSES; i++)
 		assert_int_equal(a->size_ops[i], b->size_ops[i]);
 	assert_int_equal(a->coll_ops, b->coll_ops);
+	assert_int_equal(a->lock_ns, b->lock_ns);
 	assert_hist_equal(&a->hist, &b->hist);
 }
 

@@ -281,6 +281,7 @@ enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
 	for (unsigned i = 0; i < COLL_SIZE_CLASSES; i++)
 		dst->size_ops[i] += src->size_ops[i];
 	dst->coll_ops += src->coll_ops;
+	dst->lock_ns += src->lock_ns;
 	dst->inflight += src->inflight;
 	if (src->oldest_ns && (!dst->oldest_ns || src->oldest_ns < dst->oldest_ns))
 		dst->oldest_ns = src->oldest_ns;
@@ -398,7 +399,7 @@ enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src)
 	X(ops) X(bytes) X(errors) X(time_ns) X(excl_ns) X(busy_ns) X(child_ops) X(child_bytes)     \
 	X(off_ops) X(consec_ops) X(size_ops[0]) X(size_ops[1]) X(size_ops[2]) X(size_ops[3])       \
 	X(inflight) X(oldest_ns) X(coll_ops)
-#define CELL_FIELDS_3(X) X(fwd_ops) X(stride_ops)
+#define CELL_FIELDS_3(X) X(fwd_ops) X(stride_ops) X(lock_ns)
 
 void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
 {

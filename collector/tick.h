@@ -65,6 +65,7 @@ struct coll_cell {
 	uint64_t stride_ops;  /* strided: forward by a constant stride (random: the rest) */
 	uint64_t size_ops[COLL_SIZE_CLASSES];
 	uint64_t coll_ops;    /* collective calls (read_coll, write_coll) */
+	uint64_t lock_ns;     /* of time_ns, that of lock calls (waits for fcntl and flock locks) */
 	uint64_t inflight;    /* calls in progress when the tick closed */
 	uint64_t oldest_ns;   /* start time of the oldest of those; 0 when none */
 	struct iop_hist hist; /* latencies of the calls that ended in the tick */
