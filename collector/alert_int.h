@@ -78,6 +78,7 @@ static inline const struct rank_win *win_at(const struct rank_win *ring, uint32_
 struct rank_state {
 	struct rank_win *grp[NL][DATA_CLASSES]; /* rings of rt.win ticks, on first use */
 	struct rank_win *imb;                   /* ring of imbalance ticks (bytes only) */
+	struct rank_win *lock;                  /* ring of straggler ticks: time_ns waiting for locks */
 	int64_t seen_t;                         /* last tick with rows of this rank */
 	bool had_ops;                           /* calls ended in this tick */
 	uint64_t layer_bytes[NL];               /* this tick's data bytes per layer */

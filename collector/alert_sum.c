@@ -253,6 +253,7 @@ void sum_free(struct coll_alerts *a)
 			for (unsigned c = 0; c < DATA_CLASSES; c++)
 				free(a->rank[r].grp[l][c]);
 		free(a->rank[r].imb);
+		free(a->rank[r].lock);
 	}
 	free(a->rank);
 	free(a->touched);
@@ -390,6 +391,12 @@ static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *k
 		rs->oldest_ns = cell->oldest_ns;
 		rs->oldest_layer = key->layer;
 		rs->oldest_cls = key->cls;
+	}
+	if (cell->lock_ns) {
+		struct rank_win *l = win_slot(&rs->lock, a->rt[COLL_ALERT_STRAGGLER].win, a->t);
+		if (!l)
+			return IOP_ERR_NOMEM;
+		l->time_ns += cell->lock_ns;
 	}
 	if (key->cls >= DATA_CLASSES || cell->ops == 0)
 		return IOP_OK;

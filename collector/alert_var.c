@@ -77,6 +77,30 @@ static bool peer_of(const struct coll_alerts *a, const struct rule_rt *rt,
 	return true;
 }
 
+/* When waits for locks make most of a straggler's time in the window, the
+ * message says so: the cause is another process holding the lock (MPI-IO's
+ * data sieving on a shared file), not the rank's storage. Lock calls are
+ * inside an MPI-IO or HDF5 call's time, beside a POSIX call's. */
+static void lock_note(const struct coll_alerts *a, const struct rule_rt *rt, const struct peer *p,
+                      unsigned layer, char *buf, size_t len)
+{
+	buf[0] = 0;
+	const struct rank_win *ring = a->rank[p->rank].lock;
+	double lock = 0;
+	for (uint32_t i = 0; ring && i < rt->win; i++) {
+		const struct rank_win *w = win_at(ring, rt->win, a->t - i);
+		lock += w ? secs(w->time_ns) : 0;
+	}
+	bool inside = layer == IOP_LAYER_MPIIO || layer == IOP_LAYER_HDF5;
+	double of = inside ? p->win_time : p->win_time + lock;
+	if (lock <= 0 || of <= 0 || lock < 0.5 * of)
+		return;
+	char l[16];
+	coll_fmt_secs(l, sizeof(l), lock);
+	fmt_text(buf, len, "; %.0f%% of its I/O time waiting for locks (%s)",
+	         100 * (lock < of ? lock / of : 1), l);
+}
+
 static enum iop_err straggler_group(struct coll_alerts *a, const struct rule_rt *rt, unsigned layer,
                                     unsigned cls, struct peer *peers)
 {
@@ -121,18 +145,20 @@ static enum iop_err straggler_group(struct coll_alerts *a, const struct rule_rt 
 		c.value = ratio;
 		c.baseline = ref;
 		fmt_text(c.subject, sizeof(c.subject), "rank %u", p->rank);
+		char locks[64];
+		lock_note(a, rt, p, layer, locks, sizeof(locks));
 		if (n == 2) {
 			if (ratio < rt->r.pair_ratio)
 				continue;
 			fmt_text(c.detail, sizeof(c.detail),
-			         "%s %s/call = %.1fx the other rank's %s", lc, took, ratio, base);
+			         "%s %s/call = %.1fx the other rank's %s%s", lc, took, ratio, base, locks);
 		} else {
 			double z = (p->per_call - med) / (MAD_SCALE * spread);
 			if (z < rt->r.min_z)
 				continue;
 			fmt_text(c.detail, sizeof(c.detail),
-			         "%s %s/call = %.1fx median %s of %zu peers", lc, took, ratio, base,
-			         n - 1);
+			         "%s %s/call = %.1fx median %s of %zu peers%s", lc, took, ratio, base,
+			         n - 1, locks);
 		}
 		e = alerts_report(a, rt, &c);
 		if (e)

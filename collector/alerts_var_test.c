@@ -249,6 +249,7 @@ static void test_straggler_64_ranks(void **state)
 	assert_non_null(strstr(s->message, "rank 12 posix write"));
 	assert_non_null(strstr(s->message, "median"));
 	assert_non_null(strstr(s->message, "of 63 peers"));
+	assert_null(strstr(s->message, "locks")); /* slow without waiting for locks */
 	/* 70 ticks at min_interval 30: two repeats */
 	assert_int_equal(synth_count(&f->log, COLL_ALERT_STRAGGLER, COLL_ALERT_ONGOING), 2);
 	assert_cadence(&f->log, COLL_ALERT_STRAGGLER, 30);
@@ -256,6 +257,36 @@ static void test_straggler_64_ranks(void **state)
 	assert_non_null(e);
 	assert_true(e->tick >= FAULT_AT + 70 && e->tick <= FAULT_AT + 70 + 4);
 	assert_int_equal(synth_count(&f->log, COLL_ALERT_STRAGGLER, COLL_ALERT_START), 1);
+	fixture_free(f);
+}
+
+static void test_straggler_waiting_for_locks(void **state)
+{
+	/* rank 12 is slow and spends most of its time blocked on fcntl locks
+	 * (0.8 s a tick beside its writes): the straggler message says so */
+	struct fixture *f = fixture_new(64);
+	fixture_start(f);
+	run(f, 0, FAULT_AT);
+	f->j.slow_rank = 12;
+	f->j.slow_factor = 10;
+	for (int64_t i = FAULT_AT; i < FAULT_AT + 20; i++) {
+		synth_job_tick(&f->s, &f->j, i);
+		synth_calls(&f->s, &(struct synth_calls){.rank = 12,
+		                                         .layer = IOP_LAYER_POSIX,
+		                                         .cls = IOP_CLASS_META,
+		                                         .file = 13,
+		                                         .n = 2,
+		                                         .lat_s = 0.4,
+		                                         .seq = -1,
+		                                         .lock = true});
+		f->log.now = i;
+		assert_int_equal(coll_alerts_tick(f->a, &f->s.tick, NULL, synth_collect, &f->log),
+		                 IOP_OK);
+	}
+	const struct synth_alert *s = synth_find(&f->log, COLL_ALERT_STRAGGLER, COLL_ALERT_START);
+	assert_non_null(s);
+	assert_int_equal(s->a.rank, 12);
+	assert_non_null(strstr(s->message, "of its I/O time waiting for locks"));
 	fixture_free(f);
 }
 
@@ -766,6 +797,7 @@ int main(void)
 	    cmocka_unit_test(test_healthy_pattern_change),
 	    cmocka_unit_test(test_many_files_and_ranks_bounded),
 	    cmocka_unit_test(test_straggler_64_ranks),
+	    cmocka_unit_test(test_straggler_waiting_for_locks),
 	    cmocka_unit_test(test_straggler_escalates),
 	    cmocka_unit_test(test_straggler_2_ranks),
 	    cmocka_unit_test(test_straggler_more_work_is_not_slowness),
