@@ -27,17 +27,24 @@ static void layer_cls(char *buf, size_t len, unsigned layer, unsigned cls)
  * job ends. Counted as peers that moved (almost) nothing, they made the
  * last rank to finish an imbalance (WARN "rank 3 moved 74.0 MiB in 3.0 s =
  * 3.5x the mean 21.2 MiB of 3 other ranks", CRIT "100x" when the others had
- * ended). So a rank that did I/O, but not in every tick of the window, has
- * wound down (or not started) and leaves imbalance's peers; a rank that
+ * ended). So a rank that did I/O has wound down, and leaves imbalance's
+ * peers, when it moved nothing in this tick, or when it did after a tick of
+ * the window in which it moved nothing: only a run of ticks up to now
+ * counts (a rank that started within the window has one). A rank that
  * never did I/O stays a peer that moved nothing. Straggler keeps its peers:
  * it compares time per call, which ending apart does not change, and its
  * classic case is one slow rank still at work after the others are done. */
-static bool throughout(const struct coll_alerts *a, const struct rank_win *ring, uint32_t win)
+static bool wound_down(const struct coll_alerts *a, const struct rank_win *ring, uint32_t win)
 {
-	for (uint32_t i = 0; i < win; i++)
-		if (!win_at(ring, win, a->t - i))
-			return false;
-	return true;
+	uint32_t i = 0;
+	while (i < win && win_at(ring, win, a->t - i))
+		i++;
+	if (i == 0)
+		return true;
+	for (; i < win; i++)
+		if (win_at(ring, win, a->t - i))
+			return true; /* back after a pause */
+	return false;
 }
 
 /* --------------------------------------------------------------- straggler */
@@ -352,7 +359,7 @@ enum iop_err judge_imbalance(struct coll_alerts *a, const struct rule_rt *rt)
 		const struct rank_win *ring = a->rank[r].imb;
 		if (!ring)
 			continue;
-		if (!throughout(a, ring, rt->win)) {
+		if (wound_down(a, ring, rt->win)) {
 			gone++;
 			continue;
 		}
