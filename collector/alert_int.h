@@ -80,6 +80,8 @@ struct rank_state {
 	struct rank_win *imb;                   /* ring of imbalance ticks (bytes only) */
 	struct rank_win *lock;                  /* ring of straggler ticks: time_ns waiting for locks */
 	int64_t seen_t;                         /* last tick with rows of this rank */
+	int64_t moved_t, run_from;              /* last tick it moved data; first of that run */
+	bool moved_before;                      /* it moved data before that run */
 	bool had_ops;                           /* calls ended in this tick */
 	uint64_t layer_bytes[NL];               /* this tick's data bytes per layer */
 	uint64_t oldest_ns;                     /* this tick's oldest call in flight */

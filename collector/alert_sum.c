@@ -329,7 +329,7 @@ static struct rank_state *rank_get(struct coll_alerts *a, uint32_t r)
 			return NULL;
 		memset(rs + a->n_rank, 0, (n - a->n_rank) * sizeof(*rs));
 		for (uint32_t i = a->n_rank; i < n; i++)
-			rs[i].seen_t = NEVER;
+			rs[i].seen_t = rs[i].moved_t = rs[i].run_from = NEVER;
 		a->rank = rs;
 		a->n_rank = n;
 	}
@@ -453,6 +453,11 @@ enum iop_err sum_tick(struct coll_alerts *a)
 		if (!w)
 			return IOP_ERR_NOMEM;
 		w->bytes = b;
+		if (rs->moved_t != a->t - 1) { /* a new run of ticks that move data */
+			rs->moved_before = rs->moved_t != NEVER;
+			rs->run_from = a->t;
+		}
+		rs->moved_t = a->t;
 	}
 	return IOP_OK;
 }

@@ -28,23 +28,18 @@ static void layer_cls(char *buf, size_t len, unsigned layer, unsigned cls)
  * last rank to finish an imbalance (WARN "rank 3 moved 74.0 MiB in 3.0 s =
  * 3.5x the mean 21.2 MiB of 3 other ranks", CRIT "100x" when the others had
  * ended). So a rank that did I/O has wound down, and leaves imbalance's
- * peers, when it moved nothing in this tick, or when it did after a tick of
- * the window in which it moved nothing: only a run of ticks up to now
- * counts (a rank that started within the window has one). A rank that
- * never did I/O stays a peer that moved nothing. Straggler keeps its peers:
- * it compares time per call, which ending apart does not change, and its
- * classic case is one slow rank still at work after the others are done. */
-static bool wound_down(const struct coll_alerts *a, const struct rank_win *ring, uint32_t win)
+ * peers, when it moved nothing in this tick, or when it came back after a
+ * pause less than a window ago (the ranks that finished early, printing at
+ * the end). A rank whose first data came within the window is at work. A
+ * rank that never did I/O stays a peer that moved nothing. Straggler keeps
+ * its peers: it compares time per call, which ending apart does not change,
+ * and its classic case is one slow rank still at work after the others are
+ * done. */
+static bool wound_down(const struct coll_alerts *a, const struct rank_state *rs, uint32_t win)
 {
-	uint32_t i = 0;
-	while (i < win && win_at(ring, win, a->t - i))
-		i++;
-	if (i == 0)
+	if (rs->moved_t != a->t)
 		return true;
-	for (; i < win; i++)
-		if (win_at(ring, win, a->t - i))
-			return true; /* back after a pause */
-	return false;
+	return rs->moved_before && a->t - rs->run_from + 1 < (int64_t)win;
 }
 
 /* --------------------------------------------------------------- straggler */
@@ -359,7 +354,7 @@ enum iop_err judge_imbalance(struct coll_alerts *a, const struct rule_rt *rt)
 		const struct rank_win *ring = a->rank[r].imb;
 		if (!ring)
 			continue;
-		if (wound_down(a, ring, rt->win)) {
+		if (wound_down(a, &a->rank[r], rt->win)) {
 			gone++;
 			continue;
 		}
