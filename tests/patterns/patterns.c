@@ -40,11 +40,16 @@ static void count(struct stream *s, uint64_t off, uint64_t len)
 	s->n[p]++;
 }
 
-static void print_stream(const char *cls, const struct stream *s, const char *sep)
+/* Appends a stream's counts to the line at *off. */
+static void print_stream(char *line, size_t len, size_t *off, const char *cls,
+                         const struct stream *s, const char *sep)
 {
-	printf(
+	int n = snprintf(
+	    line + *off, len - *off,
 	    "\"%s\":{\"consecutive\":%llu,\"sequential\":%llu,\"strided\":%llu,\"random\":%llu}%s",
 	    cls, s->n[0], s->n[1], s->n[2], s->n[3], sep);
+	if (n > 0 && (size_t)n < len - *off)
+		*off += (size_t)n;
 }
 
 /* A pause every 16 calls: a rank moving 4 KiB blocks in the page cache
@@ -116,9 +121,14 @@ int main(int argc, char **argv)
 		}
 	}
 	check(MPI_File_close(&fh), "close");
-	printf("{\"patterns\":1,\"rank\":%d,", rank);
-	print_stream("write", &wr, ",");
-	print_stream("read", &rd, "}\n");
+	/* one write of the whole line: the launcher merges the ranks' output,
+	 * and a line written in pieces could be cut by another rank's (seen
+	 * once with MPICH's mpiexec in CI) */
+	char line[512];
+	size_t off = (size_t)snprintf(line, sizeof line, "{\"patterns\":1,\"rank\":%d,", rank);
+	print_stream(line, sizeof line, &off, "write", &wr, ",");
+	print_stream(line, sizeof line, &off, "read", &rd, "}\n");
+	fputs(line, stdout);
 	fflush(stdout);
 	MPI_Finalize();
 	return 0;
