@@ -38,16 +38,14 @@ Standard library only, for Debian's /usr/bin/python3. Exit status: 0 pass,
 1 fail, 2 bad usage.
 """
 
-import argparse
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run-e2e"))
-from e2e_common import fail, launcher_cmd  # noqa: E402
+from e2e_common import fail, iopulse_job, job_args, job_env  # noqa: E402
 
 TIMEOUT_S = 120
 XFER = ("read_bytes", "write_bytes", "read_ops", "write_ops")
@@ -56,22 +54,15 @@ XFER = ("read_bytes", "write_bytes", "read_ops", "write_ops")
 def run(args, tmp):
     data = os.path.join(tmp, "data")
     summary = os.path.join(tmp, "summary.json")
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp,
+    env = job_env(tmp,
                # ompio's data sieving (on by default in Open MPI 4.1) would
                # read and rewrite the gaps of a strided access; ROMIO's is
                # off through the program's MPI_Info hints. (HDF5's accesses
                # here are contiguous runs, so today neither changes a byte.)
                OMPI_MCA_fbtl_posix_read_datasieving="0",
                OMPI_MCA_fbtl_posix_write_datasieving="0")
-    cmd = ([args.iopulse, "run", "--headless", "--summary-json", summary, "--"]
-           + launcher_cmd(args.mpirun, args.ranks) + args.program + ["-d", data])
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                       stdin=subprocess.DEVNULL, timeout=TIMEOUT_S, text=True)
-    sys.stderr.write(p.stderr)
-    if p.returncode != 0:
-        fail("iopulse run exited %d" % p.returncode)
+    p = iopulse_job(args, ["--headless", "--summary-json", summary], args.ranks,
+                    args.program + ["-d", data], env, TIMEOUT_S)
     truth = [json.loads(line) for line in p.stdout.splitlines() if '"example"' in line]
     if sorted(t["rank"] for t in truth) != list(range(args.ranks)):
         fail("truth lines of ranks %s, expected one per rank of %d"
@@ -176,16 +167,7 @@ def check_posix(files, summary, sizes):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iopulse", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--ranks", type=int, default=4)
-    ap.add_argument("program", nargs=argparse.REMAINDER)
-    args = ap.parse_args()
-    if args.program[:1] == ["--"]:
-        args.program = args.program[1:]
-    if not args.program:
-        ap.error("no program")
+    args = job_args(__doc__, ranks=4)
     with tempfile.TemporaryDirectory(prefix="iop-h5layers-") as tmp:
         tmp = os.path.realpath(tmp)
         truth, summary, sizes = run(args, tmp)

@@ -30,7 +30,6 @@ call on the files. Standard library only, for Debian's /usr/bin/python3.
 Exit status: 0 pass, 1 fail, 2 bad usage.
 """
 
-import argparse
 import collections
 import json
 import os
@@ -39,7 +38,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run-e2e"))
-from e2e_common import fail, launcher_cmd  # noqa: E402
+from e2e_common import check_monitor, fail, iopulse_job, job_args, job_env  # noqa: E402
 
 TIMEOUT_S = 90
 RANKS = 2
@@ -54,17 +53,9 @@ def run(args, tmp):
     data = os.path.join(tmp, "data")
     summary = os.path.join(tmp, "summary.json")
     rec = os.path.join(tmp, "rec.iop")
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp)
-    cmd = ([args.iopulse, "run", "--headless", "--summary-json", summary, "--record", rec,
-            "--record-events", "--record-detail", "full", "--"]
-           + launcher_cmd(args.mpirun, RANKS) + args.program + ["-d", data])
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                       stdin=subprocess.DEVNULL, timeout=TIMEOUT_S, text=True)
-    sys.stderr.write(p.stderr)
-    if p.returncode != 0:
-        fail("iopulse run exited %d" % p.returncode)
+    p = iopulse_job(args, ["--headless", "--summary-json", summary, "--record", rec,
+                           "--record-events", "--record-detail", "full"], RANKS,
+                    args.program + ["-d", data], job_env(tmp), TIMEOUT_S)
     lines = [json.loads(line.split(" ", 1)[1]) for line in p.stdout.splitlines()
              if line.startswith("lock-wait ")]
     if sorted(t["rank"] for t in lines) != list(range(RANKS)):
@@ -169,22 +160,11 @@ def check_summary(summary, waited):
              % (posix, total))
     print("ok: summary: rank 1's io_time_s %.6f s, the posix layer's time %.6f s >= rank 1's "
           "lock waits %.6f s" % (io, posix, total))
-    mon = summary["monitor"]
-    if mon["rejected_frames"] or mon["dropped"] or not mon["events"] or \
-            mon["events"] + mon["dropped"] != mon["produced"]:
-        fail("monitor: %r" % mon)
+    check_monitor(summary["monitor"], dropped_ok=False)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iopulse", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("program", nargs=argparse.REMAINDER)
-    args = ap.parse_args()
-    if args.program[:1] == ["--"]:
-        args.program = args.program[1:]
-    if not args.program:
-        ap.error("no program")
+    args = job_args(__doc__)
     with tempfile.TemporaryDirectory(prefix="iop-locks-") as tmp:
         tmp = os.path.realpath(tmp)
         truth, summary, exports = run(args, tmp)

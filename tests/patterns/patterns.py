@@ -20,15 +20,13 @@ JSON line per rank), and the monitor lost no event.
 Standard library only. Exit status: 0 pass, 1 fail, 2 bad usage.
 """
 
-import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run-e2e"))
-from e2e_common import fail, launcher_cmd  # noqa: E402
+from e2e_common import fail, iopulse_job, job_args, job_env  # noqa: E402
 
 TIMEOUT_S = 120
 PATTERNS = ("consecutive", "sequential", "strided", "random")
@@ -38,16 +36,9 @@ def run(args, tmp, mode):
     path = os.path.join(tmp, mode + ".dat")
     summary = os.path.join(tmp, mode + ".summary.json")
     alerts = os.path.join(tmp, mode + ".alerts.jsonl")
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp)
-    cmd = ([args.iopulse, "run", "--headless", "--summary-json", summary, "--alerts", alerts,
-            "--"] + launcher_cmd(args.mpirun, args.ranks) + args.program + [mode, path, "3"])
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                       stdin=subprocess.DEVNULL, timeout=TIMEOUT_S, text=True)
-    sys.stderr.write(p.stderr)
-    if p.returncode != 0:
-        fail("%s: iopulse run exited %d" % (mode, p.returncode))
+    p = iopulse_job(args, ["--headless", "--summary-json", summary, "--alerts", alerts],
+                    args.ranks, args.program + [mode, path, "3"], job_env(tmp), TIMEOUT_S,
+                    what="%s: iopulse run" % mode)
     lines = [json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"patterns"')]
     if sorted(x["rank"] for x in lines) != list(range(args.ranks)):
         fail("%s: lines from ranks %s" % (mode, sorted(x["rank"] for x in lines)))
@@ -78,12 +69,7 @@ def check_counts(mode, path, want, s):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--iopulse", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--ranks", type=int, default=4)
-    ap.add_argument("program", nargs="+")
-    args = ap.parse_args()
+    args = job_args(__doc__, ranks=4)
     with tempfile.TemporaryDirectory(prefix="iop-patterns-") as tmp:
         path, want, s, kinds = run(args, tmp, "strided")
         check_counts("strided", path, want, s)

@@ -31,16 +31,14 @@ Standard library only, for Debian's /usr/bin/python3. Exit status: 0 pass,
 1 fail, 2 bad usage.
 """
 
-import argparse
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run-e2e"))
-from e2e_common import fail, launcher_cmd  # noqa: E402
+from e2e_common import check_monitor, fail, iopulse_job, job_args, job_env  # noqa: E402
 
 TIMEOUT_S = 120
 NUMRECS_BYTES = 8  # CDF-5 (NC_64BIT_DATA) keeps the record count in 8 bytes
@@ -49,16 +47,8 @@ NUMRECS_BYTES = 8  # CDF-5 (NC_64BIT_DATA) keeps the record count in 8 bytes
 def run(args, tmp):
     data = os.path.join(tmp, "data")
     summary = os.path.join(tmp, "summary.json")
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", HOME=tmp, TMPDIR=tmp)
-    cmd = ([args.iopulse, "run", "--headless", "--summary-json", summary, "--"]
-           + launcher_cmd(args.mpirun, args.ranks) + args.program + ["-d", data])
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                       stdin=subprocess.DEVNULL, timeout=TIMEOUT_S, text=True)
-    sys.stderr.write(p.stderr)
-    if p.returncode != 0:
-        fail("iopulse run exited %d" % p.returncode)
+    p = iopulse_job(args, ["--headless", "--summary-json", summary], args.ranks,
+                    args.program + ["-d", data], job_env(tmp), TIMEOUT_S)
     lines = [json.loads(line) for line in p.stdout.splitlines() if '"example"' in line]
     if sorted(t["rank"] for t in lines) != list(range(args.ranks)):
         fail("lines from ranks %s, expected one from each of %d"
@@ -128,16 +118,7 @@ def check_posix(path, ranks, summary, size):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iopulse", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--ranks", type=int, default=4)
-    ap.add_argument("program", nargs=argparse.REMAINDER)
-    args = ap.parse_args()
-    if args.program[:1] == ["--"]:
-        args.program = args.program[1:]
-    if not args.program:
-        ap.error("no program")
+    args = job_args(__doc__, ranks=4)
     with tempfile.TemporaryDirectory(prefix="iop-pnetcdf-") as tmp:
         tmp = os.path.realpath(tmp)
         reports, summary, sizes = run(args, tmp)
@@ -154,10 +135,7 @@ def main():
             fail("mpiio layer: write %d, read %d; its files' %d, %d"
                  % (layer["write_bytes"], layer["read_bytes"], total["write_bytes"],
                     total["read_bytes"]))
-        mon = summary["monitor"]
-        if mon["rejected_frames"] or not mon["events"] or \
-                mon["events"] + mon["dropped"] != mon["produced"]:
-            fail("monitor: %r" % mon)
+        check_monitor(summary["monitor"])
     print("PASS")
 
 
