@@ -133,11 +133,17 @@ int main(int argc, char **argv)
 		blocked[k] =
 		    round_of((enum kind)k, paths[k], rank, k == K_FCNTL ? hold_ms : hold_ms / 2);
 	}
-	printf("lock-wait {\"rank\":%d,\"hold_ms\":%ld,\"waits\":[", rank, hold_ms);
+	/* one write of the whole line: MPICH makes stdout unbuffered, so a
+	 * line printed in pieces can be cut by the other rank's */
+	static char line[K_COUNT * 4200 + 128];
+	size_t off = (size_t)snprintf(
+	    line, sizeof line, "lock-wait {\"rank\":%d,\"hold_ms\":%ld,\"waits\":[", rank, hold_ms);
 	for (int k = 0; k < K_COUNT; k++)
-		printf("%s{\"kind\":\"%s\",\"path\":\"%s\",\"blocked_s\":%.9f}", k ? "," : "",
-		       kind_names[k], paths[k], blocked[k]);
-	printf("]}\n");
+		off += (size_t)snprintf(line + off, sizeof line - off,
+		                        "%s{\"kind\":\"%s\",\"path\":\"%s\",\"blocked_s\":%.9f}",
+		                        k ? "," : "", kind_names[k], paths[k], blocked[k]);
+	snprintf(line + off, sizeof line - off, "]}\n");
+	fputs(line, stdout);
 	fflush(stdout);
 	MPI_Finalize();
 	return 0;

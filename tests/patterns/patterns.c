@@ -121,9 +121,8 @@ int main(int argc, char **argv)
 		}
 	}
 	check(MPI_File_close(&fh), "close");
-	/* one write of the whole line: the launcher merges the ranks' output,
-	 * and a line written in pieces could be cut by another rank's (seen
-	 * once with MPICH's mpiexec in CI) */
+	/* one write of the whole line: MPICH makes stdout unbuffered, so a line
+	 * printed in pieces can be cut by another rank's (seen in CI) */
 	char line[512];
 	size_t off = (size_t)snprintf(line, sizeof line, "{\"patterns\":1,\"rank\":%d,", rank);
 	print_stream(line, sizeof line, &off, "write", &wr, ",");
