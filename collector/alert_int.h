@@ -31,6 +31,7 @@ struct lc_sum {
 	uint64_t off_ops, consec_ops, fwd_ops, stride_ops; /* access patterns (pattern.h) */
 	uint64_t coll_ops; /* collective calls; see coll_known */
 	uint64_t lock_ns;  /* time waiting for locks (meta: lock calls have no sub-calls) */
+	uint64_t wait_ns;  /* of excl_ns, waiting for other ranks in collective calls */
 	uint64_t ranks;    /* ranks with calls (over a window: the most in a tick) */
 };
 
@@ -59,6 +60,7 @@ struct baseline {
 struct rank_win {
 	int64_t t;
 	uint64_t ops, time_ns, bytes;
+	uint64_t child_bytes; /* moved by the calls they issued (MPI-IO, HDF5) */
 };
 
 /* Slot of tick t in a ring of n slots (ticks may be negative). */
@@ -75,10 +77,20 @@ static inline const struct rank_win *win_at(const struct rank_win *ring, uint32_
 	return w->t == t ? w : NULL;
 }
 
+/* One tick of one rank's collective calls, for late_arrival: per layer,
+ * its calls matched, the times it came last and how late (collective.h);
+ * its wait, and its own time in I/O calls. */
+struct coll_win {
+	int64_t t;
+	uint64_t match[NL], last[NL], late_ns[NL];
+	uint64_t wait_ns, own_ns;
+};
+
 struct rank_state {
 	struct rank_win *grp[NL][DATA_CLASSES]; /* rings of rt.win ticks, on first use */
 	struct rank_win *imb;                   /* ring of imbalance ticks (bytes only) */
 	struct rank_win *lock;                  /* ring of straggler ticks: time_ns waiting for locks */
+	struct coll_win *coll;                  /* ring of late_arrival ticks */
 	int64_t seen_t;                         /* last tick with rows of this rank */
 	int64_t moved_t, run_from;              /* last tick it moved data; first of that run */
 	bool moved_before;                      /* it moved data before that run */
@@ -145,6 +157,10 @@ struct coll_alerts {
 	uint32_t ranks_seen;
 
 	struct baseline tput[NL][DATA_CLASSES], lat[NL][NC];
+	/* per layer, the file whose collective calls were waited on most in
+	 * the latest tick that had any, and their op class (late_arrival) */
+	uint64_t coll_file[NL];
+	uint8_t coll_cls[NL];
 	struct file_table files;
 
 	struct ident *id;

@@ -15,6 +15,7 @@
 #include "alert_int.h"
 #include "table.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,6 +255,7 @@ void sum_free(struct coll_alerts *a)
 				free(a->rank[r].grp[l][c]);
 		free(a->rank[r].imb);
 		free(a->rank[r].lock);
+		free(a->rank[r].coll);
 	}
 	free(a->rank);
 	free(a->touched);
@@ -289,6 +291,7 @@ static void lc_add(struct lc_sum *d, const struct lc_sum *s)
 	d->small_ops += s->small_ops;
 	d->coll_ops += s->coll_ops;
 	d->lock_ns += s->lock_ns;
+	d->wait_ns += s->wait_ns;
 	if (s->ranks > d->ranks)
 		d->ranks = s->ranks;
 }
@@ -348,20 +351,35 @@ static struct rank_state *rank_get(struct coll_alerts *a, uint32_t r)
 	return rs;
 }
 
-/* The slot of tick t in a ring of n, (re)started when it held an older tick. */
-static struct rank_win *win_slot(struct rank_win **ring, uint32_t n, int64_t t)
+/* The slot of tick t in a ring of n entries of size bytes, each beginning
+ * with its tick (int64_t t), (re)started when it held an older tick. */
+static void *ring_slot(void **ring, size_t size, uint32_t n, int64_t t)
 {
 	if (!*ring) {
-		*ring = calloc(n, sizeof(**ring));
+		*ring = calloc(n, size);
 		if (!*ring)
 			return NULL;
 		for (uint32_t i = 0; i < n; i++)
-			(*ring)[i].t = NEVER;
+			*(int64_t *)((char *)*ring + i * size) = NEVER;
 	}
-	struct rank_win *w = &(*ring)[ring_index(t, n)];
-	if (w->t != t)
-		*w = (struct rank_win){.t = t};
+	void *w = (char *)*ring + ring_index(t, n) * size;
+	if (*(int64_t *)w != t) {
+		memset(w, 0, size);
+		*(int64_t *)w = t;
+	}
 	return w;
+}
+
+static struct rank_win *win_slot(struct rank_win **ring, uint32_t n, int64_t t)
+{
+	_Static_assert(offsetof(struct rank_win, t) == 0, "a ring entry begins with its tick");
+	return ring_slot((void **)ring, sizeof(**ring), n, t);
+}
+
+static struct coll_win *coll_slot(struct coll_win **ring, uint32_t n, int64_t t)
+{
+	_Static_assert(offsetof(struct coll_win, t) == 0, "a ring entry begins with its tick");
+	return ring_slot((void **)ring, sizeof(**ring), n, t);
 }
 
 static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *key,
@@ -384,6 +402,7 @@ static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *k
 	s->small_ops += cell->size_ops[0] + cell->size_ops[1];
 	s->coll_ops += cell->coll_ops;
 	s->lock_ns += cell->lock_ns;
+	s->wait_ns += cell->wait_ns;
 	s->ranks += cell->ops > 0;
 	rs->had_ops |= cell->ops > 0;
 	if (cell->inflight && cell->oldest_ns &&
@@ -398,6 +417,18 @@ static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *k
 			return IOP_ERR_NOMEM;
 		l->time_ns += cell->lock_ns;
 	}
+	uint64_t wait = cell->wait_ns < cell->time_ns ? cell->wait_ns : cell->time_ns;
+	if (a->rt[COLL_ALERT_LATE_ARRIVAL].r.enabled && (cell->ops || cell->match_ops)) {
+		struct coll_win *c = coll_slot(&rs->coll, a->rt[COLL_ALERT_LATE_ARRIVAL].win, a->t);
+		if (!c)
+			return IOP_ERR_NOMEM;
+		c->match[key->layer] += cell->match_ops;
+		c->last[key->layer] += cell->last_ops;
+		c->late_ns[key->layer] += cell->late_ns;
+		c->wait_ns += cell->wait_ns;
+		uint64_t excl = cell->excl_ns || cell->child_ops ? cell->excl_ns : cell->time_ns;
+		c->own_ns += excl > cell->wait_ns ? excl - cell->wait_ns : 0;
+	}
 	if (key->cls >= DATA_CLASSES || cell->ops == 0)
 		return IOP_OK;
 	rs->layer_bytes[key->layer] += cell->bytes;
@@ -405,9 +436,12 @@ static enum iop_err add_rank_row(struct coll_alerts *a, const struct coll_key *k
 	    win_slot(&rs->grp[key->layer][key->cls], a->rt[COLL_ALERT_STRAGGLER].win, a->t);
 	if (!w)
 		return IOP_ERR_NOMEM;
+	/* its own time: waiting for other ranks in a collective call is not
+	 * a slow rank (the one they wait for is late_arrival's) */
 	w->ops += cell->ops;
-	w->time_ns += cell->time_ns;
+	w->time_ns += cell->time_ns - wait;
 	w->bytes += cell->bytes;
+	w->child_bytes += cell->child_bytes;
 	return IOP_OK;
 }
 
@@ -434,8 +468,15 @@ enum iop_err sum_tick(struct coll_alerts *a)
 	a->cur->dropped = a->ctx->dropped;
 	a->cur->late = a->ctx->late;
 	a->n_touched = 0;
+	uint64_t most[NL] = {0};
 	for (uint32_t i = 0; i < k->n; i++) {
 		const struct coll_key *key = &k->key[i];
+		if (key->kind == COLL_ROW_FILE && key->layer < NL && k->cell[i].last_ops &&
+		    key->id != COLL_ID_OTHER && k->cell[i].wait_ns >= most[key->layer]) {
+			most[key->layer] = k->cell[i].wait_ns;
+			a->coll_file[key->layer] = key->id;
+			a->coll_cls[key->layer] = key->cls;
+		}
 		if (key->kind != COLL_ROW_RANK || key->rank >= COLL_ALERTS_MAX_RANKS ||
 		    key->layer >= NL || key->cls >= NC)
 			continue;

@@ -48,6 +48,7 @@ struct peer {
 	uint32_t rank;
 	double per_call; /* seconds per call */
 	double per_call_bytes;
+	bool aggregates; /* its calls moved mostly other ranks' data below them */
 	double win_time; /* seconds of I/O in the whole window */
 };
 
@@ -57,7 +58,7 @@ struct peer {
 static bool peer_of(const struct coll_alerts *a, const struct rule_rt *rt,
                     const struct rank_win *ring, uint32_t rank, struct peer *p)
 {
-	uint64_t ops = 0, time = 0, bytes = 0, win_time = 0;
+	uint64_t ops = 0, time = 0, bytes = 0, child = 0, win_time = 0;
 	uint64_t need = rt->r.min_ops ? rt->r.min_ops : 1;
 	for (uint32_t i = 0; i < rt->win; i++) {
 		const struct rank_win *w = win_at(ring, rt->win, a->t - i);
@@ -68,6 +69,7 @@ static bool peer_of(const struct coll_alerts *a, const struct rule_rt *rt,
 			ops += w->ops;
 			time += w->time_ns;
 			bytes += w->bytes;
+			child += w->child_bytes;
 		}
 	}
 	if (ops < need)
@@ -75,6 +77,7 @@ static bool peer_of(const struct coll_alerts *a, const struct rule_rt *rt,
 	*p = (struct peer){.rank = rank,
 	                   .per_call = secs(time) / (double)ops,
 	                   .per_call_bytes = (double)bytes / (double)ops,
+	                   .aggregates = child > 2 * bytes,
 	                   .win_time = secs(win_time)};
 	return true;
 }
@@ -136,6 +139,8 @@ static enum iop_err straggler_group(struct coll_alerts *a, const struct rule_rt 
 			continue;
 		if (med_bytes > 0 && p->per_call_bytes > LIKE_SIZE * med_bytes)
 			continue; /* more work per call, not a slower rank */
+		if (p->aggregates)
+			continue; /* an aggregator: its calls write the others' data too */
 		double ratio = p->per_call / ref;
 		char took[16], base[16];
 		coll_fmt_secs(took, sizeof(took), p->per_call);

@@ -31,6 +31,7 @@ void coll_delta_free(struct coll_delta *d)
 	free(d->names);
 	coll_ctrset_free(&d->ctr);
 	free(d->procs);
+	coll_instset_free(&d->inst);
 	coll_tick_free(&d->tick);
 	coll_delta_init(d, 0, d->tick.tick_ns);
 }
@@ -40,6 +41,7 @@ void coll_delta_reset(struct coll_delta *d, int64_t t)
 	free_names(d);
 	coll_ctrset_clear(&d->ctr);
 	d->n_procs = 0;
+	coll_instset_clear(&d->inst);
 	memset(&d->mon, 0, sizeof(d->mon));
 	coll_tick_reset(&d->tick, t);
 }
@@ -48,7 +50,7 @@ static bool delta_empty(const struct coll_delta *d)
 {
 	static const struct coll_monitor zero;
 	return d->tick.n == 0 && d->n_names == 0 && d->ctr.n == 0 && d->n_procs == 0 &&
-	       memcmp(&d->mon, &zero, sizeof(zero)) == 0;
+	       d->inst.n == 0 && memcmp(&d->mon, &zero, sizeof(zero)) == 0;
 }
 
 bool coll_delta_pass_memory(struct coll_delta *from, struct coll_delta *to)
@@ -298,6 +300,8 @@ static enum iop_err merge(struct coll_delta *dst, struct coll_delta *src, bool t
 	for (uint32_t i = 0; !e && i < src->n_procs; i++)
 		e = coll_delta_add_proc(dst, &src->procs[i]);
 	if (!e)
+		e = coll_instset_merge(&dst->inst, &src->inst);
+	if (!e)
 		coll_monitor_add(&dst->mon, &src->mon);
 	return e;
 }
@@ -417,6 +421,7 @@ void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c)
 		iop_put_u8(c, p->state);
 	}
 	coll_tick_encode(&d->tick, c);
+	coll_instset_encode(&d->inst, c);
 }
 
 uint64_t coll_get_count(struct iop_rcur *c, uint64_t max, size_t min_bytes)
@@ -510,6 +515,8 @@ enum iop_err coll_delta_decode_body_v(struct coll_delta *d, struct iop_rcur *c, 
 		e = decode_procs(d, c);
 	if (!e)
 		e = coll_tick_decode_v(&d->tick, c, version);
+	if (!e && version >= 4)
+		e = coll_instset_decode(&d->inst, c);
 	if (e)
 		coll_delta_reset(d, 0);
 	return e;

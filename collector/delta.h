@@ -7,6 +7,8 @@
  *             when events are dropped
  *   procs     processes that appeared, ended (FINAL frame) or went silent
  *   monitor   the monitor's own counts for the tick
+ *   inst      the ranks' parts of collective calls ended in the tick, for
+ *             the root to match (collective.h)
  * Deltas of the same tick merge (mids, root); docs/collector.md gives the
  * encoding. */
 #ifndef COLL_DELTA_H
@@ -16,6 +18,7 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "collective.h"
 #include "names.h"
 #include "pattern.h"
 #include "tick.h"
@@ -89,6 +92,7 @@ struct coll_delta {
 	uint32_t n_names, n_procs;
 	uint32_t cap_names, cap_procs;
 	struct coll_monitor mon;
+	struct coll_instset inst;
 };
 
 void coll_delta_init(struct coll_delta *d, int64_t t, uint64_t tick_ns);
@@ -123,8 +127,9 @@ enum iop_err coll_delta_merge_take(struct coll_delta *dst, struct coll_delta *sr
  * sender id, sequence), the delta, and a MAC with the job key. encode
  * writes into a buffer it grows (*buf, *cap; free() it). */
 #define COLL_DELTA_MAGIC   0x44504f49u /* "IOPD" */
-#define COLL_DELTA_VERSION 3 /* 2: counters are per process and absolute; 3:
-                                * access patterns in cells and counters */
+#define COLL_DELTA_VERSION 4 /* 2: counters are per process and absolute; 3:
+                                * access patterns in cells and counters; 4:
+                                * collective calls (cells' waits, instances) */
 #define COLL_DELTA_VERSION_MIN 2 /* the oldest a decoder reads (without patterns) */
 _Static_assert(COLL_TICK_CELL_VERSION == COLL_DELTA_VERSION, "tick.c encodes this version");
 struct coll_delta_hdr {

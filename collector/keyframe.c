@@ -44,7 +44,7 @@ static void encode_hosts(const struct coll_state *s, struct iop_wcur *c)
 
 static bool rank_used(const struct coll_rank *r)
 {
-	return r->node || r->excl_ns || r->procs || r->live || r->state;
+	return r->node || r->excl_ns || r->wait_ns || r->procs || r->live || r->state;
 }
 
 static void encode_ranks(const struct coll_state *s, struct iop_wcur *c)
@@ -63,6 +63,7 @@ static void encode_ranks(const struct coll_state *s, struct iop_wcur *c)
 		iop_put_varint(c, i);
 		iop_put_u64le(c, r->node);
 		iop_put_varint(c, r->excl_ns);
+		iop_put_varint(c, r->wait_ns); /* version 5 on */
 		iop_put_varint(c, r->procs);
 		iop_put_varint(c, r->live);
 		iop_put_u8(c, r->state);
@@ -87,6 +88,8 @@ void coll_state_encode_keyframe_cur(const struct coll_state *s, struct iop_wcur 
 	iop_put_varint(c, IOP_LAYER__COUNT);
 	for (unsigned l = 0; l < IOP_LAYER__COUNT; l++)
 		iop_put_varint(c, s->layer_excl_ns[l]);
+	for (unsigned l = 0; l < IOP_LAYER__COUNT; l++)
+		iop_put_varint(c, s->layer_wait_ns[l]); /* version 5 on */
 
 	iop_put_varint(c, s->names.refused);
 	iop_put_varint(c, s->names.n);
@@ -162,6 +165,8 @@ static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c, unsi
 		return fail(c, IOP_ERR_MALFORMED);
 	for (unsigned l = 0; l < IOP_LAYER__COUNT; l++)
 		s->layer_excl_ns[l] = iop_get_varint(c);
+	for (unsigned l = 0; *version >= 5 && l < IOP_LAYER__COUNT; l++)
+		s->layer_wait_ns[l] = iop_get_varint(c);
 	return c->err;
 }
 
@@ -203,7 +208,7 @@ static enum iop_err decode_hosts(struct coll_state *s, struct iop_rcur *c)
 	return c->err;
 }
 
-static enum iop_err decode_ranks(struct coll_state *s, struct iop_rcur *c)
+static enum iop_err decode_ranks(struct coll_state *s, struct iop_rcur *c, unsigned version)
 {
 	uint64_t n = iop_get_varint_max(c, COLL_KEYFRAME_MAX_RANK);
 	uint64_t used = coll_get_count(c, n, 13);
@@ -225,6 +230,7 @@ static enum iop_err decode_ranks(struct coll_state *s, struct iop_rcur *c)
 		struct coll_rank r;
 		r.node = iop_get_u64le(c);
 		r.excl_ns = iop_get_varint(c);
+		r.wait_ns = version >= 5 ? iop_get_varint(c) : 0;
 		r.procs = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
 		r.live = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
 		r.state = iop_get_u8(c);
@@ -243,7 +249,7 @@ static enum iop_err decode_ranks(struct coll_state *s, struct iop_rcur *c)
  * version kv. */
 static unsigned delta_version_of(unsigned kv)
 {
-	return kv >= 4 ? 3 : 2;
+	return kv >= 5 ? 4 : kv >= 4 ? 3 : 2;
 }
 
 static enum iop_err decode_latest(struct coll_state *s, struct iop_rcur *c, unsigned dv)
@@ -291,7 +297,7 @@ enum iop_err coll_state_decode_keyframe_cur(struct coll_state *s, struct iop_rcu
 	if (!e)
 		e = decode_hosts(s, c);
 	if (!e)
-		e = decode_ranks(s, c);
+		e = decode_ranks(s, c, version);
 	if (!e && version < 3) { /* totals, now the latest counters' sums */
 		struct coll_tick totals;
 		coll_tick_init(&totals, 0, s->tick_ns);

@@ -28,10 +28,11 @@
 #include "state.h"
 
 #define COLL_KEYFRAME_MAGIC   0x4b504f49u /* "IOPK" */
-#define COLL_KEYFRAME_VERSION 4 /* 2: the history's budget; 3: no totals (the
+#define COLL_KEYFRAME_VERSION 5 /* 2: the history's budget; 3: no totals (the
                                   * counters' sums); 4: ticks and counters of
-                                  * delta version 3 (access patterns); 1 to 3
-                                  * stay readable */
+                                  * delta version 3 (access patterns); 5: of
+                                  * delta version 4, ranks' and layers' waits
+                                  * (collective calls); 1 to 4 stay readable */
 
 /* Limits the decoder enforces besides the state's own (names, counters,
  * rows per tick). */

@@ -469,6 +469,22 @@ static struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p, struct 
 	return m;
 }
 
+/* A collective call with its number: the rank's part of that instance,
+ * for the root to match (collective.h). A file with no name has no
+ * instance (its id was refused). */
+#define COLL_EVENT(ev) __builtin_expect(((ev)->flags & IOP_EV_COLL) != 0, 0)
+
+static void add_collective(struct proc *p, struct coll_delta *d, const struct iop_event *ev,
+                           uint64_t excl_ns)
+{
+	uint64_t file = ev->file ? proc_hash(p, ev->file) : 0;
+	if (!file)
+		return;
+	struct coll_arrival a = {.dur_ns = ev->dur_ns, .excl_ns = excl_ns, .rank = p->rank};
+	/* out of room: the call is in every row as ever, only not matched */
+	(void)coll_instset_add(&d->inst, file, ev->layer, ev->op, ev->coll_seq, ev->coll_size, &a);
+}
+
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
 {
 	bool late;
@@ -481,6 +497,8 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 		k.excl_ns = ev->dur_ns - ev->child_ns;
 	else if (ev->flags & IOP_EV_CHILDREN)
 		k.excl_ns = 0;
+	if (COLL_EVENT(ev))
+		add_collective(p, d, ev, k.excl_ns);
 	struct rows_memo *m = event_rows(l, p, d, ev, cls);
 	if (m->named && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) &&
 	    (ev->flags & IOP_EV_BYTES)) {

@@ -15,6 +15,7 @@ struct coll_root {
 	int64_t oldest;
 	bool any; /* a delta has arrived in the oldest open tick or later */
 	struct coll_state state;
+	struct coll_matcher match; /* collective calls not matched yet */
 };
 
 void coll_root_cfg_default(struct coll_root_cfg *cfg, uint64_t tick_ns)
@@ -57,6 +58,7 @@ void coll_root_free(struct coll_root *r)
 	for (int i = 0; i < RING; i++)
 		coll_delta_free(&r->ring[i]);
 	coll_state_free(&r->state);
+	coll_matcher_free(&r->match);
 	free(r);
 }
 
@@ -122,8 +124,13 @@ void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_ti
 		 * with files of their own would otherwise give the root (its
 		 * history, its recording) tens of thousands of file rows a tick. */
 		(void)coll_tick_fold_files(&d->tick, r->cfg.max_files);
-		if (!r->cfg.no_state)
+		/* A mid passes the collective calls' parts up; the root
+		 * matches them into the tick's rows (after the fold: a file
+		 * row it adds is one a matched call names) */
+		if (!r->cfg.no_state) {
+			coll_match_close(&r->match, &d->inst, &d->tick, flush && r->oldest >= last);
 			(void)coll_state_apply(&r->state, d);
+		}
 		if (fn)
 			fn(arg, d, &r->state);
 		coll_delta_reset(d, r->oldest + RING);

@@ -64,6 +64,7 @@ static const struct coll_rule defaults[COLL_ALERT__COUNT] = {
 [COLL_ALERT_NO_COLLECTIVE]   = {true, 0.99, HUGE_VAL, 3,  60,  10, 0,   100,  16 * MIB, 0,   2,    0,   0,   0},
 [COLL_ALERT_FRAGMENTATION]   = {true, 8,    64,       3,  60,  10, 0,   20,   0,        0.2, 0,    0,   0,   MIB},
 [COLL_ALERT_MONITOR_LOSS]    = {true, 0.01, 0.1,      2,  60,  10, 0,   1000, 0,        0,   0,    0,   0,   0},
+[COLL_ALERT_LATE_ARRIVAL]    = {true, 0.2,  0.5,      1,  30,  5,  0,   3,    0,        0.1, 2,    0,   0,   0},
 };
 /* clang-format on */
 
@@ -105,9 +106,9 @@ static const struct key_desc keys[] = {
      R(THROUGHPUT_DROP) | R(IMBALANCE) | R(STDIO_SHARE) | R(NO_COLLECTIVE)},
     {"min_time_s", KEY_NUM, offsetof(struct coll_rule, min_time_s), 0, 1e9,
      R(STRAGGLER) | R(THROUGHPUT_DROP) | R(LATENCY_SPIKE) | R(SMALL_IO) | R(RANDOM_IO) |
-         R(METADATA) | R(FRAGMENTATION)},
+         R(METADATA) | R(FRAGMENTATION) | R(LATE_ARRIVAL)},
     {"min_ranks", KEY_U32, offsetof(struct coll_rule, min_ranks), 2, 1e9,
-     R(STRAGGLER) | R(IMBALANCE) | R(NO_COLLECTIVE)},
+     R(STRAGGLER) | R(IMBALANCE) | R(NO_COLLECTIVE) | R(LATE_ARRIVAL)},
     {"min_z", KEY_NUM, offsetof(struct coll_rule, min_z), 0, 1e6, R(STRAGGLER)},
     {"pair_ratio", KEY_NUM, offsetof(struct coll_rule, pair_ratio), 1, 1e6, R(STRAGGLER)},
     {"max_mean_bytes", KEY_U64, offsetof(struct coll_rule, max_mean_bytes), 1, 1e18,

@@ -30,7 +30,8 @@
 	X(STDIO_SHARE, stdio_share, JOB)                                                           \
 	X(NO_COLLECTIVE, no_collective, JOB)                                                       \
 	X(FRAGMENTATION, fragmentation, LAYER)                                                     \
-	X(MONITOR_LOSS, monitor_loss, JOB)
+	X(MONITOR_LOSS, monitor_loss, JOB)                                                         \
+	X(LATE_ARRIVAL, late_arrival, RANK)
 
 enum coll_alert_kind {
 #define X(id, name, scope) COLL_ALERT_##id,

@@ -332,12 +332,16 @@ static void apply_rows(struct coll_state *s, const struct coll_tick *k)
 {
 	for (uint32_t i = 0; i < k->n; i++) {
 		const struct coll_key *key = &k->key[i];
-		if (key->kind == COLL_ROW_LAYER && key->layer < IOP_LAYER__COUNT)
+		if (key->kind == COLL_ROW_LAYER && key->layer < IOP_LAYER__COUNT) {
 			s->layer_excl_ns[key->layer] += k->cell[i].excl_ns;
+			s->layer_wait_ns[key->layer] += k->cell[i].wait_ns;
+		}
 		if (key->kind == COLL_ROW_RANK) {
 			struct coll_rank *r = rank_at(s, key->rank);
-			if (r)
+			if (r) {
 				r->excl_ns += k->cell[i].excl_ns;
+				r->wait_ns += k->cell[i].wait_ns;
+			}
 		}
 	}
 }

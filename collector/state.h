@@ -61,6 +61,8 @@ enum coll_rank_state { COLL_RANK_ACTIVE = 1, COLL_RANK_ENDED = 2, COLL_RANK_GONE
 struct coll_rank {
 	uint64_t node;      /* host name hash (node id of the frames) */
 	uint64_t excl_ns;   /* time in I/O calls, nested calls counted once */
+	uint64_t wait_ns;   /* of that, time waiting for other ranks in collective
+	                       calls (collective.h): own I/O time = excl - wait */
 	uint32_t procs;     /* processes that joined under this rank */
 	uint32_t live;      /* of those, not ended nor gone */
 	uint8_t state;      /* enum coll_rank_state; 0 = never seen */
@@ -78,6 +80,7 @@ struct coll_state {
 	struct coll_rank *ranks;
 	uint32_t n_ranks;        /* ranks[0..n_ranks) allocated; max rank seen + 1 */
 	uint64_t layer_excl_ns[IOP_LAYER__COUNT];
+	uint64_t layer_wait_ns[IOP_LAYER__COUNT]; /* of those, waiting in collective calls */
 	struct coll_monitor mon;
 	struct coll_tier tier[3];
 	uint64_t max_bytes;      /* the history's budget (coll_history_cfg) */
@@ -90,6 +93,13 @@ struct coll_state {
 	                            its reader, not kept in keyframes */
 	uint64_t ticks_applied;
 };
+
+/* A rank's own I/O time: in I/O calls, without waiting for other ranks in
+ * collective ones. */
+static inline uint64_t coll_rank_own_ns(const struct coll_rank *r)
+{
+	return r->excl_ns > r->wait_ns ? r->excl_ns - r->wait_ns : 0;
+}
 
 void coll_state_init(struct coll_state *s, uint64_t tick_ns, const struct coll_history_cfg *h);
 void coll_state_free(struct coll_state *s);

@@ -155,6 +155,7 @@ static json_t *layers_json(const struct coll_state *s)
 	for (int i = 0; i < IOP_LAYER__COUNT; i++) {
 		json_t *one = layer_json(&l[i]);
 		json_object_set_new(one, "excl_time_s", json_real(s->layer_excl_ns[i] / 1e9));
+		json_object_set_new(one, "wait_s", json_real(s->layer_wait_ns[i] / 1e9));
 		json_object_set_new(o, iop_layer_name(i), one);
 	}
 	return o;
@@ -212,11 +213,12 @@ static json_t *ranks_json(const struct coll_state *s)
 		const struct coll_layer_sum *f = &rs->layer[IOP_LAYER_STDIO];
 		const char *node = coll_state_host(s, (uint32_t)s->ranks[r].node);
 		json_array_append_new(
-			a, json_pack("{s:I,s:s,s:I,s:I,s:f,s:b,s:o,s:s}", "rank", (json_int_t)r, "node",
-			             node ? node : "?", "read_bytes",
+			a, json_pack("{s:I,s:s,s:I,s:I,s:f,s:f,s:b,s:o,s:s}", "rank", (json_int_t)r,
+			             "node", node ? node : "?", "read_bytes",
 			             (json_int_t)(p->read_bytes + f->read_bytes), "write_bytes",
 			             (json_int_t)(p->write_bytes + f->write_bytes), "io_time_s",
-			             s->ranks[r].excl_ns / 1e9, "aggregator", rs->aggregator, "layers",
+			             coll_rank_own_ns(&s->ranks[r]) / 1e9, "wait_s",
+			             s->ranks[r].wait_ns / 1e9, "aggregator", rs->aggregator, "layers",
 			             rank_layers_json(rs), "state",
 			             s->ranks[r].state == COLL_RANK_GONE ? "gone" :
 			             s->ranks[r].state == COLL_RANK_ENDED ? "ended" : "active"));
@@ -268,8 +270,9 @@ static int by_time_desc(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* The ranks with the most time in their own I/O calls, each with its
- * bandwidth there: the application's own bytes / that time. */
+/* The ranks with the most time in their own I/O calls (without waiting
+ * for other ranks in collective calls), each with its bandwidth there: the
+ * application's own bytes / that time, and its wait when it waited. */
 static void print_ranks(FILE *to, const struct coll_state *s)
 {
 	struct rank_time *v = malloc((s->n_ranks + 1) * sizeof(*v));
@@ -282,15 +285,19 @@ static void print_ranks(FILE *to, const struct coll_state *s)
 	uint32_t n = 0;
 	for (uint32_t r = 0; r < s->n_ranks; r++)
 		if (s->ranks[r].state)
-			v[n++] = (struct rank_time){r, s->ranks[r].excl_ns};
+			v[n++] = (struct rank_time){r, coll_rank_own_ns(&s->ranks[r])};
 	qsort(v, n, sizeof(*v), by_time_desc);
-	fprintf(to, "  slowest ranks (time in I/O calls, bandwidth):");
+	fprintf(to, "  slowest ranks (own time in I/O calls, bandwidth):");
 	for (uint32_t i = 0; i < n && i < 5; i++) {
-		char bw[24] = "-";
+		char bw[24] = "-", wait[40] = "";
 		if (v[i].ns)
 			coll_fmt_bytes(bw, sizeof bw, coll_rank_own_bytes(&sum[v[i].rank]) / (v[i].ns / 1e9));
-		fprintf(to, "%s rank %" PRIu32 " %.3f s %s%s%s", i ? "," : "", v[i].rank, v[i].ns / 1e9,
-		        bw, v[i].ns ? "/s" : "", sum[v[i].rank].aggregator ? " AGG" : "");
+		uint64_t w = s->ranks[v[i].rank].wait_ns;
+		if (w >= 1000000)
+			snprintf(wait, sizeof wait, " (+%.3f s waiting for others)", w / 1e9);
+		fprintf(to, "%s rank %" PRIu32 " %.3f s %s%s%s%s", i ? "," : "", v[i].rank,
+		        v[i].ns / 1e9, bw, v[i].ns ? "/s" : "", sum[v[i].rank].aggregator ? " AGG" : "",
+		        wait);
 	}
 	fprintf(to, "%s\n", n ? "" : " none");
 	free(v);
@@ -304,18 +311,21 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 	layer_sums(s, l);
 	char rd[24], wr[24], id[17];
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);
-	fprintf(to, "iopulse: job %s: %u ranks on %u nodes, %.1f s\n", id,
-	        coll_state_ranks_seen(s), coll_state_nodes(s), (end_ns(job) - job->start_ns) / 1e9);
-	fprintf(to, "  %-7s %12s %12s %10s %10s %10s %10s %10s\n", "layer", "read", "written",
-	        "read ops", "write ops", "meta ops", "time s", "excl s");
+	uint32_t ranks = coll_state_ranks_seen(s), nodes = coll_state_nodes(s);
+	fprintf(to, "iopulse: job %s: %u rank%s on %u node%s, %.1f s\n", id, ranks,
+	        ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
+	        (end_ns(job) - job->start_ns) / 1e9);
+	fprintf(to, "  %-7s %12s %12s %10s %10s %10s %10s %10s %10s\n", "layer", "read", "written",
+	        "read ops", "write ops", "meta ops", "time s", "excl s", "wait s");
 	for (int i = 0; i < IOP_LAYER__COUNT; i++) {
 		if (!l[i].read_ops && !l[i].write_ops && !l[i].meta_ops)
 			continue;
 		coll_fmt_bytes(rd, sizeof rd, (double)l[i].read_bytes);
 		coll_fmt_bytes(wr, sizeof wr, (double)l[i].write_bytes);
-		fprintf(to, "  %-7s %12s %12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10.3f %10.3f\n",
+		fprintf(to,
+		        "  %-7s %12s %12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10.3f %10.3f %10.3f\n",
 		        iop_layer_label(i), rd, wr, l[i].read_ops, l[i].write_ops, l[i].meta_ops,
-		        l[i].time_ns / 1e9, s->layer_excl_ns[i] / 1e9);
+		        l[i].time_ns / 1e9, s->layer_excl_ns[i] / 1e9, s->layer_wait_ns[i] / 1e9);
 	}
 	size_t n;
 	struct file_sum *f = file_sums(s, &n);

@@ -282,6 +282,10 @@ enum iop_err coll_cell_merge(struct coll_cell *dst, const struct coll_cell *src)
 		dst->size_ops[i] += src->size_ops[i];
 	dst->coll_ops += src->coll_ops;
 	dst->lock_ns += src->lock_ns;
+	dst->wait_ns += src->wait_ns;
+	dst->match_ops += src->match_ops;
+	dst->last_ops += src->last_ops;
+	dst->late_ns += src->late_ns;
 	dst->inflight += src->inflight;
 	if (src->oldest_ns && (!dst->oldest_ns || src->oldest_ns < dst->oldest_ns))
 		dst->oldest_ns = src->oldest_ns;
@@ -400,6 +404,7 @@ enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src)
 	X(off_ops) X(consec_ops) X(size_ops[0]) X(size_ops[1]) X(size_ops[2]) X(size_ops[3])       \
 	X(inflight) X(oldest_ns) X(coll_ops)
 #define CELL_FIELDS_3(X) X(fwd_ops) X(stride_ops) X(lock_ns)
+#define CELL_FIELDS_4(X) X(wait_ns) X(match_ops) X(last_ops) X(late_ns)
 
 void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
 {
@@ -416,6 +421,7 @@ void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
 #define PUT(f) iop_put_varint(c, cell->f);
 		CELL_FIELDS(PUT)
 		CELL_FIELDS_3(PUT)
+		CELL_FIELDS_4(PUT)
 #undef PUT
 		iop_hist_encode(&cell->hist, c);
 	}
@@ -445,6 +451,9 @@ static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c, unsigned
 	CELL_FIELDS(GET)
 	if (version >= 3) {
 		CELL_FIELDS_3(GET)
+	}
+	if (version >= 4) {
+		CELL_FIELDS_4(GET)
 	}
 #undef GET
 	if (c->err)

@@ -66,6 +66,12 @@ struct coll_cell {
 	uint64_t size_ops[COLL_SIZE_CLASSES];
 	uint64_t coll_ops;    /* collective calls (read_coll, write_coll) */
 	uint64_t lock_ns;     /* of time_ns, that of lock calls (waits for fcntl and flock locks) */
+	/* collective calls matched across ranks (collective.h): */
+	uint64_t wait_ns;     /* of excl_ns, the time spent waiting for the last rank to arrive */
+	uint64_t match_ops;   /* calls matched (each rank's part of an instance) */
+	uint64_t last_ops;    /* of those, the ones where this rank (RANK rows) arrived last;
+	                         FILE and LAYER rows: instances matched */
+	uint64_t late_ns;     /* for those, the other ranks' mean wait: how late it came */
 	uint64_t inflight;    /* calls in progress when the tick closed */
 	uint64_t oldest_ns;   /* start time of the oldest of those; 0 when none */
 	struct iop_hist hist; /* latencies of the calls that ended in the tick */
@@ -189,9 +195,10 @@ void coll_cell_add_call(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes, bo
 void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c);
 enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c);
 /* The delta version (delta.h) whose cell layout encode writes. */
-#define COLL_TICK_CELL_VERSION 3
+#define COLL_TICK_CELL_VERSION 4
 /* coll_tick_decode of a tick a writer of delta version version encoded
- * (delta.h): before 3, cells have no fwd_ops and stride_ops (left 0). */
+ * (delta.h): before 3, cells have no fwd_ops, stride_ops and lock_ns;
+ * before 4, no wait_ns, match_ops, last_ops and late_ns (left 0). */
 enum iop_err coll_tick_decode_v(struct coll_tick *k, struct iop_rcur *c, unsigned version);
 
 static inline struct coll_key coll_key_rank(uint32_t rank, unsigned layer, unsigned cls)

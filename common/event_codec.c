@@ -50,7 +50,8 @@ uint8_t *iop_ev_store(uint8_t *out, struct iop_ev_pred *p, const struct iop_even
 		wf |= EVW_CHILDREN;
 
 	uint8_t *q = out;
-	*q++ = (uint8_t)(ev->layer << 6 | (ev->op & 63));
+	bool coll = ev->flags & IOP_EV_COLL;
+	*q++ = (uint8_t)(ev->layer << 6 | (coll ? EVC_COLL : 0) | (ev->op & EVC_OP));
 	*q++ = wf;
 	q = iop_store_varint(q, iop_zigzag((int64_t)(ev->end_ns - p->prev_end)));
 	q = iop_store_varint(q, ev->dur_ns);
@@ -80,6 +81,10 @@ uint8_t *iop_ev_store(uint8_t *out, struct iop_ev_pred *p, const struct iop_even
 		q = iop_store_varint(q, ev->child_ops);
 		q = iop_store_varint(q, ev->child_bytes);
 		q = iop_store_varint(q, ev->child_ns);
+	}
+	if (coll) {
+		q = iop_store_varint(q, ev->coll_seq);
+		q = iop_store_varint(q, ev->coll_size);
 	}
 	return q;
 }
@@ -121,12 +126,12 @@ load_fast(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
 	uint8_t wf = *q++;
 	uint64_t end = p->prev_end + (uint64_t)iop_unzigzag(take_varint(&q, &bad));
 	uint64_t dur = take_varint(&q, &bad);
-	if ((code & 63) >= IOP_OP__COUNT || (code >> 6) >= IOP_LAYER__COUNT || dur > end)
+	if ((code & EVC_OP) >= IOP_OP__COUNT || (code >> 6) >= IOP_LAYER__COUNT || dur > end)
 		return IOP_ERR_MALFORMED;
 	ev->end_ns = end;
 	ev->dur_ns = dur;
 	ev->layer = code >> 6;
-	ev->op = code & 63;
+	ev->op = code & EVC_OP;
 	p->prev_end = end;
 	uint64_t v;
 	if (wf & EVW_THREAD) {
@@ -183,6 +188,15 @@ load_fast(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
 		ev->child_ns = take_varint(&q, &bad);
 		flags |= IOP_EV_CHILDREN;
 	}
+	ev->coll_seq = ev->coll_size = 0;
+	if (code & EVC_COLL) {
+		uint64_t seq = take_varint(&q, &bad), size = take_varint(&q, &bad);
+		if (seq == 0 || seq > UINT32_MAX || size == 0 || size > UINT32_MAX)
+			return IOP_ERR_MALFORMED;
+		ev->coll_seq = (uint32_t)seq;
+		ev->coll_size = (uint32_t)size;
+		flags |= IOP_EV_COLL;
+	}
 	ev->flags = flags;
 	if (bad)
 		return IOP_ERR_MALFORMED;
@@ -232,13 +246,13 @@ static enum iop_err load_checked(struct iop_rcur *c, struct iop_ev_pred *p, stru
 	uint64_t dur = iop_get_varint(c);
 	if (c->err != IOP_OK)
 		return c->err;
-	if ((code & 63) >= IOP_OP__COUNT || (code >> 6) >= IOP_LAYER__COUNT || dur > end)
+	if ((code & EVC_OP) >= IOP_OP__COUNT || (code >> 6) >= IOP_LAYER__COUNT || dur > end)
 		return IOP_ERR_MALFORMED;
 
 	ev->end_ns = end;
 	ev->dur_ns = dur;
 	ev->layer = code >> 6;
-	ev->op = code & 63;
+	ev->op = code & EVC_OP;
 	ev->flags = 0;
 	p->prev_end = end;
 	if (wf & EVW_THREAD)
@@ -285,6 +299,17 @@ static enum iop_err load_checked(struct iop_rcur *c, struct iop_ev_pred *p, stru
 	} else {
 		ev->call_id = ev->child_ops = 0;
 		ev->child_bytes = ev->child_ns = 0;
+	}
+	ev->coll_seq = ev->coll_size = 0;
+	if (code & EVC_COLL) {
+		uint64_t seq = iop_get_varint(c), size = iop_get_varint(c);
+		if (c->err != IOP_OK)
+			return c->err;
+		if (seq == 0 || seq > UINT32_MAX || size == 0 || size > UINT32_MAX)
+			return IOP_ERR_MALFORMED;
+		ev->coll_seq = (uint32_t)seq;
+		ev->coll_size = (uint32_t)size;
+		ev->flags |= IOP_EV_COLL;
 	}
 	return c->err;
 }

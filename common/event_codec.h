@@ -18,6 +18,11 @@ enum {
 	EVW_CHILDREN = 1u << 7, /* own call id (delta) and child ops, bytes, ns follow */
 };
 
+/* Bit 5 of the op code byte (layer << 6 | coll | op): a collective call,
+ * its number and its communicator's size follow the other fields. */
+#define EVC_COLL 0x20u
+#define EVC_OP   0x1fu
+
 void iop_ev_pred_init(struct iop_ev_pred *p, uint64_t base_ns);
 
 /* Encodes ev at out, which has IOP_EVENT_MAX_BYTES of room, and updates the

@@ -29,7 +29,7 @@ enum iop_op {
 
 _Static_assert(IOP_LAYER__COUNT <= 4, "layer must fit 2 bits on the wire");
 _Static_assert(IOP_CLASS__COUNT <= 4, "class must fit 2 bits on the wire");
-_Static_assert(IOP_OP__COUNT <= 64, "op must fit 6 bits on the wire");
+_Static_assert(IOP_OP__COUNT <= 32, "op must fit 5 bits on the wire (bit 5: a collective call)");
 
 /* Names are lower-case identifiers ("mpiio", "write_coll") for JSON, CSV and
  * filters; labels are what the dashboard shows ("MPI-IO"). Out-of-range
@@ -62,6 +62,7 @@ enum {
 	IOP_EV_ERROR = 1u << 2,    /* the call failed; .err holds its errno */
 	IOP_EV_PARENT = 1u << 3,   /* issued inside another call: .parent_id */
 	IOP_EV_CHILDREN = 1u << 4, /* issued calls below it: .call_id, child_* */
+	IOP_EV_COLL = 1u << 5,     /* a collective call: .coll_seq, .coll_size */
 };
 
 /* One completed I/O call. Times are nanoseconds since the Unix epoch (the
@@ -82,6 +83,10 @@ struct iop_event {
 	uint32_t site;        /* call-site id, 0 = unknown */
 	uint32_t thread;      /* thread index within the process */
 	uint32_t err;         /* errno of a failed call (IOP_EV_ERROR) */
+	uint32_t coll_seq;    /* the process's n-th collective call on this file at
+	                         this layer, from 1: the same instance on every rank
+	                         (IOP_EV_COLL) */
+	uint32_t coll_size;   /* ranks that make the call (the communicator's size) */
 	uint8_t layer;        /* enum iop_layer */
 	uint8_t op;           /* enum iop_op */
 	uint8_t flags;        /* IOP_EV_* */

@@ -234,7 +234,8 @@ static enum iop_err check_header(const uint8_t *buf, size_t len, struct iop_fram
 		return IOP_ERR_BAD_MAGIC;
 	if (len < H_VERSION + 2)
 		return IOP_ERR_TRUNCATED;
-	if (iop_load_u16le(buf + H_VERSION) != IOP_WIRE_VERSION)
+	uint16_t version = iop_load_u16le(buf + H_VERSION);
+	if (version < IOP_WIRE_VERSION_MIN || version > IOP_WIRE_VERSION)
 		return IOP_ERR_BAD_VERSION;
 	if (len < IOP_FRAME_HEADER_LEN)
 		return IOP_ERR_TRUNCATED;

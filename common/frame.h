@@ -31,14 +31,15 @@
 #include "events.h"
 
 #define IOP_FRAME_MAGIC       0x46504f49u /* "IOPF" as bytes on the wire */
-#define IOP_WIRE_VERSION      1
+#define IOP_WIRE_VERSION      2 /* 2: collective calls' numbers (docs/wire-format.md) */
+#define IOP_WIRE_VERSION_MIN  1 /* the oldest a decoder reads: 1 is 2 without them */
 #define IOP_FRAME_HEADER_LEN  60
 #define IOP_FRAME_OVERHEAD    (IOP_FRAME_HEADER_LEN + IOP_MAC_BYTES)
 #define IOP_FRAME_MAX_PAYLOAD (1u << 20) /* larger frames are rejected */
 #define IOP_FRAME_MAX_LEN     (IOP_FRAME_OVERHEAD + IOP_FRAME_MAX_PAYLOAD)
 #define IOP_NAME_MAX          4096                      /* bytes in a name record's text */
 #define IOP_ID_MAX            0xffffffu                 /* file, site and thread ids */
-#define IOP_EVENT_MAX_BYTES   (2 + 13 * IOP_VARINT_MAX) /* longest encoded event */
+#define IOP_EVENT_MAX_BYTES   (2 + 15 * IOP_VARINT_MAX) /* longest encoded event */
 #define IOP_EVENT_MIN_BYTES   4                         /* op, flags, end delta, duration */
 
 /* Header flags. */

@@ -140,17 +140,6 @@ static void fill_or_check(double *buf, const struct grid *g, const struct option
 			}
 }
 
-static void check_mpi(int rc, const char *what, const char *path)
-{
-	char msg[MPI_MAX_ERROR_STRING];
-	int len;
-
-	if (rc == MPI_SUCCESS)
-		return;
-	MPI_Error_string(rc, msg, &len);
-	ex_die("%s %s: %s", what, path, msg);
-}
-
 static void check_count(MPI_Status *st, int want, const char *what, const char *path)
 {
 	int got;
@@ -169,20 +158,20 @@ static void transfer(const char *path, const struct grid *g, const struct option
 	MPI_Status st;
 	MPI_File fh;
 
-	check_mpi(MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, &fh), "open", path);
+	ex_check_mpi(MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, &fh), "open", path);
 	for (int v = 0; v < o->nvars; v++) {
-		check_mpi(MPI_File_set_view(fh, v * var_bytes, MPI_DOUBLE, g->filetype, "native",
+		ex_check_mpi(MPI_File_set_view(fh, v * var_bytes, MPI_DOUBLE, g->filetype, "native",
 		                            MPI_INFO_NULL),
 		          "set_view", path);
 		if (writing) {
 			fill_or_check(buf, g, o, c, v, 0);
-			check_mpi(MPI_File_write_all(fh, buf, g->local_count, MPI_DOUBLE, &st),
+			ex_check_mpi(MPI_File_write_all(fh, buf, g->local_count, MPI_DOUBLE, &st),
 			          "write_all", path);
 			check_count(&st, g->local_count, "write_all", path);
 			io->write_ops++;
 			io->write_bytes += (uint64_t)g->local_count * sizeof(double);
 		} else {
-			check_mpi(MPI_File_read_all(fh, buf, g->local_count, MPI_DOUBLE, &st),
+			ex_check_mpi(MPI_File_read_all(fh, buf, g->local_count, MPI_DOUBLE, &st),
 			          "read_all", path);
 			check_count(&st, g->local_count, "read_all", path);
 			io->read_ops++;
@@ -190,7 +179,7 @@ static void transfer(const char *path, const struct grid *g, const struct option
 			fill_or_check(buf, g, o, c, v, 1);
 		}
 	}
-	check_mpi(MPI_File_close(&fh), "close", path);
+	ex_check_mpi(MPI_File_close(&fh), "close", path);
 }
 
 int main(int argc, char **argv)

@@ -38,6 +38,17 @@ void ex_die(const char *fmt, ...)
 	exit(1); /* MPI_Abort should not return; never continue if it does */
 }
 
+void ex_check_mpi(int rc, const char *what, const char *path)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len;
+
+	if (rc == MPI_SUCCESS)
+		return;
+	MPI_Error_string(rc, msg, &len);
+	ex_die("%s %s: %s", what, path, msg);
+}
+
 uint64_t ex_parse_count(const char *text, char opt, uint64_t min, uint64_t max)
 {
 	char *end;

@@ -30,6 +30,9 @@ struct ex_io {
  * non-zero exit status. For I/O errors, short transfers and failed checks. */
 void ex_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* ex_die() with MPI's message when rc is not MPI_SUCCESS: "WHAT PATH: ...". */
+void ex_check_mpi(int rc, const char *what, const char *path);
+
 /* Sets the program name used in messages and truth lines; call first. */
 void ex_init(const char *example, int rank);
 

@@ -7,6 +7,17 @@
  * transfer is collective when its transfer property list says
  * H5FD_MPIO_COLLECTIVE.
  *
+ * Collective calls on a file opened with the MPI-IO driver on more than one
+ * rank carry their number (IOP_EV_COLL), as MPI-IO's do (mpiio.c): H5Fcreate,
+ * H5Fopen, H5Fclose and the collective H5Dread/H5Dwrite, counted per file
+ * (by its row: the datasets of a file share its count), so the n-th is the
+ * same call on every rank. The driver and the communicator's size are found
+ * with local calls only (H5Pget_driver, then H5Fget_vfd_handle's MPI_File
+ * and its group), never with H5Pget_fapl_mpio, whose MPI_Comm_dup is
+ * collective: an extra collective on the ranks that record and not on those
+ * that do not would hang the job. The size is known once the open returned,
+ * so a failed create or open is not numbered.
+ *
  * The real functions are found as every layer's are (shim_resolve_opt),
  * which also finds a libhdf5 loaded privately (RTLD_LOCAL, as Python loads
  * h5py's): the shim's wrappers still catch such calls, because a preloaded
@@ -15,6 +26,8 @@
  * changed by the shim. */
 #include <pthread.h>
 #include <string.h>
+
+#include <mpi.h> /* declarations only: the PMPI functions are found at run time */
 
 #include "shim.h"
 
@@ -56,10 +69,16 @@ static void *h5sym(const char *name)
 #define HANDLES     4096
 #define NOT_WATCHED UINT32_MAX /* a handle seen, and not to be recorded */
 
-static struct {
+/* name: the handle's row (a file's, a dataset's, or NOT_WATCHED). file:
+ * the row of the file it belongs to (its own for a file; 0 unknown) and
+ * comm_size the ranks of that file's MPI-IO communicator when it was opened
+ * (0: not the MPI-IO driver), for the numbers of collective calls. */
+struct handle {
 	hid_t hid;
 	uint32_t name;
-} handles[HANDLES];
+	uint32_t file, comm_size;
+};
+static struct handle handles[HANDLES];
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned hslot(hid_t h)
@@ -67,22 +86,24 @@ static unsigned hslot(hid_t h)
 	return (unsigned)(((uint64_t)h * 0x9e3779b97f4a7c15u) >> 52) % HANDLES;
 }
 
-static void handle_put(hid_t h, uint32_t name)
+static void handle_put(hid_t h, uint32_t name, uint32_t file, uint32_t comm_size)
 {
 	pthread_mutex_lock(&handles_lock);
 	unsigned s = hslot(h);
 	for (unsigned i = 0; i < HANDLES; i++) {
 		unsigned k = (s + i) % HANDLES;
 		if (!handles[k].name || handles[k].hid == h || handles[k].hid == -1) {
-			handles[k].hid = h;
-			handles[k].name = name;
+			handles[k] = (struct handle){
+				.hid = h, .name = name, .file = file, .comm_size = comm_size};
 			break;
 		}
 	}
 	pthread_mutex_unlock(&handles_lock);
 }
 
-static uint32_t handle_get(hid_t h)
+/* The row of h (0: unknown or not recording); its file's row and
+ * communicator size in *file and *comm_size when given. */
+static uint32_t handle_lookup(hid_t h, uint32_t *file, uint32_t *comm_size)
 {
 	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
 		return 0;
@@ -95,11 +116,20 @@ static uint32_t handle_get(hid_t h)
 			break;
 		if (handles[k].hid == h) {
 			name = handles[k].name;
+			if (file)
+				*file = handles[k].file;
+			if (comm_size)
+				*comm_size = handles[k].comm_size;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&handles_lock);
 	return name;
+}
+
+static uint32_t handle_get(hid_t h)
+{
+	return handle_lookup(h, NULL, NULL);
 }
 
 /* HDF5 ids are not reused while open; a closed one is forgotten by
@@ -118,6 +148,90 @@ static void handle_forget(hid_t h)
 		}
 	}
 	pthread_mutex_unlock(&handles_lock);
+}
+
+/* ------------------------------------------------------------ collective numbers */
+
+/* A collective call's number (docs/shim.md, "Collective calls"): the
+ * process's n-th collective call on the file at this layer, from 1, and the
+ * ranks of its communicator. seq = 0: not numbered. */
+struct h5_coll {
+	uint32_t seq, size;
+};
+#define NO_COLL ((struct h5_coll){0})
+
+/* Per file row: the collective calls made on it, counted across its opens
+ * (as mpiio.c counts per path), and the communicator size of its latest
+ * create or open, which the datasets opened then take. Every rank makes the
+ * same collective calls on a file in the same order, so the n-th is the
+ * same call everywhere. A file beyond the table's room is not numbered. */
+static struct file_entry {
+	uint32_t file, next, comm_size;
+} files[HANDLES];
+
+/* The entry of file (add: a free one for it), under handles_lock; NULL
+ * when absent or full. */
+static struct file_entry *file_find(uint32_t file, bool add)
+{
+	unsigned s = (unsigned)((file * 0x9e3779b97f4a7c15u) >> 52) % HANDLES;
+	for (unsigned i = 0; i < HANDLES; i++) {
+		struct file_entry *e = &files[(s + i) % HANDLES];
+		if (e->file == file)
+			return e;
+		if (!e->file) {
+			if (!add)
+				return NULL;
+			*e = (struct file_entry){.file = file};
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* The next number of a file, under handles_lock. */
+static struct h5_coll next_seq(struct file_entry *e, uint32_t size)
+{
+	if (!e || size <= 1)
+		return NO_COLL;
+	if (++e->next == 0) /* wrapped after 2^32 calls: 0 means none */
+		e->next = 1;
+	return (struct h5_coll){.seq = e->next, .size = size};
+}
+
+/* Numbers a collective call on file (a communicator of size ranks). */
+static struct h5_coll number(uint32_t file, uint32_t size)
+{
+	if (!file || size <= 1)
+		return NO_COLL;
+	pthread_mutex_lock(&handles_lock);
+	struct h5_coll coll = next_seq(file_find(file, true), size);
+	pthread_mutex_unlock(&handles_lock);
+	return coll;
+}
+
+/* A create or open of file on a communicator of size ranks (0: not MPI-IO)
+ * returned: numbered when size > 1; its datasets take size from now on. */
+static struct h5_coll file_opened(uint32_t file, uint32_t size)
+{
+	pthread_mutex_lock(&handles_lock);
+	struct file_entry *e = file_find(file, size > 1);
+	if (e)
+		e->comm_size = size;
+	struct h5_coll coll = next_seq(e, size);
+	pthread_mutex_unlock(&handles_lock);
+	return coll;
+}
+
+/* The communicator size of file's latest create or open (0: not MPI-IO). */
+static uint32_t file_comm_size(uint32_t file)
+{
+	if (!file)
+		return 0;
+	pthread_mutex_lock(&handles_lock);
+	struct file_entry *e = file_find(file, false);
+	uint32_t size = e ? e->comm_size : 0;
+	pthread_mutex_unlock(&handles_lock);
+	return size;
 }
 
 /* ------------------------------------------------------------ quiet helpers */
@@ -146,11 +260,15 @@ static void quiet_off(struct quiet *q)
 		set(H5E_DEFAULT, q->func, q->data);
 }
 
-/* Row id of a dataset: "<absolute file path>:<dataset path>". */
-static uint32_t dataset_name(hid_t dset)
+/* Row id of a dataset: "<absolute file path>:<dataset path>"; its file's
+ * row in *file_row when given (0: unknown), even when the dataset has no
+ * row. */
+static uint32_t dataset_name(hid_t dset, uint32_t *file_row)
 {
 	ssize_t (*fname)(hid_t, char *, size_t) = H5_FN(H5Fget_name, ssize_t, (hid_t, char *, size_t));
 	ssize_t (*iname)(hid_t, char *, size_t) = H5_FN(H5Iget_name, ssize_t, (hid_t, char *, size_t));
+	if (file_row)
+		*file_row = 0;
 	if (!fname || !iname)
 		return 0;
 	char file[IOP_NAME_MAX], abs[IOP_NAME_MAX + 2], text[IOP_NAME_MAX + 1];
@@ -159,6 +277,8 @@ static uint32_t dataset_name(hid_t dset)
 	ssize_t fl = fname(dset, file, sizeof file);
 	ssize_t il = fl > 0 && fl < (ssize_t)sizeof file ? iname(dset, text, sizeof text) : -1;
 	quiet_off(&q);
+	if (file_row && fl > 0 && fl < (ssize_t)sizeof file)
+		*file_row = shim_name_path(file);
 	if (il <= 0 || il >= (ssize_t)sizeof text)
 		return 0;
 	size_t al = shim_abs_path(file, abs, sizeof abs);
@@ -212,15 +332,94 @@ static inline bool may_record(void)
 	return t && !t->busy;
 }
 
-static void end_h5(struct shim_call *c, bool ok, uint64_t bytes, bool transfer)
+/* Is fapl's driver MPI-IO? Local calls only (H5Pget_driver peeks at the
+ * list; H5FD_mpio_init registers the driver once and returns its id). */
+static bool fapl_mpio(hid_t fapl)
+{
+	hid_t (*driver)(hid_t) = H5_FN(H5Pget_driver, hid_t, (hid_t));
+	hid_t (*mpio)(void) = H5_FN(H5FD_mpio_init, hid_t, (void));
+	if (fapl == H5P_DEFAULT || !driver || !mpio)
+		return false;
+	int e = errno;
+	struct quiet q;
+	quiet_on(&q);
+	hid_t d = driver(fapl);
+	hid_t m = d >= 0 ? mpio() : -1;
+	quiet_off(&q);
+	errno = e;
+	return d >= 0 && d == m;
+}
+
+/* A PMPI function the helpers use, found at run time; NULL when absent. */
+#define PMPI_OPT(name)                                                                     \
+	({                                                                                 \
+		static __typeof__(PMPI_##name) *fn_;                                       \
+		if (SHIM_UNLIKELY(!fn_))                                                   \
+			fn_ = (__typeof__(PMPI_##name) *)shim_resolve_opt("PMPI_" #name);  \
+		fn_;                                                                       \
+	})
+
+/* Ranks of the communicator an HDF5 file opened with the MPI-IO driver was
+ * opened on (0: unknown): the group of its MPI_File, which the driver hands
+ * out as its VFD handle. All local: no collective of the shim's own. */
+static uint32_t file_comm_ranks(hid_t fid, hid_t fapl)
+{
+	herr_t (*vfd)(hid_t, hid_t, void **) =
+		H5_FN(H5Fget_vfd_handle, herr_t, (hid_t, hid_t, void **));
+	__typeof__(PMPI_File_get_group) *get_group = PMPI_OPT(File_get_group);
+	__typeof__(PMPI_Group_size) *group_size = PMPI_OPT(Group_size);
+	__typeof__(PMPI_Group_free) *group_free = PMPI_OPT(Group_free);
+	if (!vfd || !get_group || !group_size || !group_free)
+		return 0;
+	int e = errno;
+	void *h = NULL;
+	struct quiet q;
+	quiet_on(&q);
+	herr_t r = vfd(fid, fapl, &h);
+	quiet_off(&q);
+	int n = 0;
+	MPI_Group g;
+	memset(&g, 0, sizeof g); /* not MPI_GROUP_NULL: a libmpi symbol in Open MPI */
+	if (r >= 0 && h && get_group(*(MPI_File *)h, &g) == MPI_SUCCESS) {
+		if (group_size(g, &n) != MPI_SUCCESS || n < 0)
+			n = 0;
+		group_free(&g);
+	}
+	errno = e;
+	return (uint32_t)n;
+}
+
+static void end_h5(struct shim_call *c, bool ok, uint64_t bytes, bool transfer,
+		   struct h5_coll coll)
 {
 	struct shim_result res = {.bytes = bytes, .flags = transfer ? IOP_EV_BYTES : 0};
 	if (!ok)
 		res = (struct shim_result){.err = EIO, .flags = IOP_EV_ERROR};
+	if (coll.seq) {
+		res.coll_seq = coll.seq;
+		res.coll_size = coll.size;
+		res.flags |= IOP_EV_COLL;
+	}
 	shim_end(c, &res);
 }
 
 /* ------------------------------------------------------------ files */
+
+/* After H5Fcreate or H5Fopen of file returned r: its handle and its
+ * number, whether the call is recorded or not (every rank counts every
+ * call; recorded: rec). */
+static void end_file_open(struct shim_call *c, bool rec, uint32_t file, hid_t r, bool mpio,
+			  hid_t fapl)
+{
+	struct h5_coll coll = NO_COLL;
+	if (r >= 0) {
+		uint32_t size = mpio ? file_comm_ranks(r, fapl) : 0;
+		coll = file_opened(file, size);
+		handle_put(r, file, file, size);
+	}
+	if (rec)
+		end_h5(c, r >= 0, 0, false, coll);
+}
 
 SHIM_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl);
 SHIM_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
@@ -228,12 +427,12 @@ SHIM_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t 
 	H5_REAL(H5Fcreate, hid_t, (const char *, unsigned, hid_t, hid_t));
 	struct shim_call c;
 	uint32_t file = may_record() ? shim_name_path(name) : 0;
-	if (!file || !shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_CREATE, file))
+	if (!file)
 		return real_H5Fcreate(name, flags, fcpl, fapl);
+	bool mpio = fapl_mpio(fapl);
+	bool rec = shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_CREATE, file);
 	hid_t r = real_H5Fcreate(name, flags, fcpl, fapl);
-	if (r >= 0)
-		handle_put(r, file);
-	end_h5(&c, r >= 0, 0, false);
+	end_file_open(&c, rec, file, r, mpio, fapl);
 	return r;
 }
 
@@ -243,12 +442,12 @@ SHIM_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
 	H5_REAL(H5Fopen, hid_t, (const char *, unsigned, hid_t));
 	struct shim_call c;
 	uint32_t file = may_record() ? shim_name_path(name) : 0;
-	if (!file || !shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_OPEN, file))
+	if (!file)
 		return real_H5Fopen(name, flags, fapl);
+	bool mpio = fapl_mpio(fapl);
+	bool rec = shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_OPEN, file);
 	hid_t r = real_H5Fopen(name, flags, fapl);
-	if (r >= 0)
-		handle_put(r, file);
-	end_h5(&c, r >= 0, 0, false);
+	end_file_open(&c, rec, file, r, mpio, fapl);
 	return r;
 }
 
@@ -266,14 +465,34 @@ SHIM_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
 		if (!name || !shim_begin(&c, IOP_LAYER_HDF5, op, name))                    \
 			return real_##fn args;                                             \
 		herr_t r = real_##fn args;                                                 \
-		end_h5(&c, r >= 0, 0, false);                                              \
+		end_h5(&c, r >= 0, 0, false, NO_COLL);                                     \
 		return r;                                                                  \
 	}
 
 H5_ID_META(H5Fflush, IOP_OP_SYNC, false, (hid_t id, int scope), (id, scope))
-H5_ID_META(H5Fclose, IOP_OP_CLOSE, true, (hid_t id), (id))
 H5_ID_META(H5Dflush, IOP_OP_SYNC, false, (hid_t id), (id))
 H5_ID_META(H5Dclose, IOP_OP_CLOSE, true, (hid_t id), (id))
+
+/* H5Fclose: numbered, recorded or not, when its create or open was. */
+SHIM_EXPORT herr_t H5Fclose(hid_t id);
+SHIM_EXPORT herr_t H5Fclose(hid_t id)
+{
+	H5_REAL(H5Fclose, herr_t, (hid_t));
+	struct shim_call c;
+	uint32_t file = 0, size = 0;
+	uint32_t name = handle_lookup(id, &file, &size);
+	if (name)
+		handle_forget(id);
+	if (name == NOT_WATCHED)
+		name = 0;
+	/* a file's handle is its own file (another id given here is an error) */
+	struct h5_coll coll = name && file == name ? number(file, size) : NO_COLL;
+	if (!name || !shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_CLOSE, name))
+		return real_H5Fclose(id);
+	herr_t r = real_H5Fclose(id);
+	end_h5(&c, r >= 0, 0, false, coll);
+	return r;
+}
 
 /* ------------------------------------------------------------ datasets, groups */
 
@@ -304,13 +523,14 @@ static uint32_t file_of(hid_t loc)
 static void end_opener(struct shim_call *c, hid_t r, bool is_dataset)
 {
 	int e = errno; /* the HDF5 calls naming it must not change the application's */
-	uint32_t ds = r >= 0 && is_dataset ? dataset_name(r) : 0;
+	uint32_t file = 0; /* the dataset's file's row, whatever loc was */
+	uint32_t ds = r >= 0 && is_dataset ? dataset_name(r, &file) : 0;
 	errno = e;
 	if (ds) {
-		handle_put(r, ds);
+		handle_put(r, ds, file, file_comm_size(file));
 		c->file = ds;
 	}
-	end_h5(c, r >= 0, 0, false);
+	end_h5(c, r >= 0, 0, false, NO_COLL);
 }
 
 #define H5_OPENER(fn, op, is_dataset, params, args)                                        \
@@ -354,24 +574,29 @@ SHIM_EXPORT herr_t H5Gclose(hid_t id)
 	if (!file || !shim_begin(&c, IOP_LAYER_HDF5, IOP_OP_CLOSE, file))
 		return real_H5Gclose(id);
 	herr_t r = real_H5Gclose(id);
-	end_h5(&c, r >= 0, 0, false);
+	end_h5(&c, r >= 0, 0, false, NO_COLL);
 	return r;
 }
 
 /* ------------------------------------------------------------ transfers */
 
-/* Row of a dataset a transfer names; datasets opened by other means than
- * H5Dcreate/H5Dopen (h5py uses H5Oopen) are named on first sight. */
-static uint32_t dataset_row(hid_t dset)
+/* Row of a dataset a transfer names (0: not recorded), with its file's
+ * communicator size in *comm_size (0: not MPI-IO; set for a dataset without
+ * a row too) and its file's row in *file; datasets opened by other means
+ * than H5Dcreate/H5Dopen (h5py uses H5Oopen), or while the shim would not
+ * record, are named on first sight. One lookup, as before numbering. */
+static uint32_t dataset_row(hid_t dset, uint32_t *file, uint32_t *comm_size)
 {
-	uint32_t name = handle_get(dset);
-	if (name == NOT_WATCHED)
-		return 0;
+	*file = *comm_size = 0;
+	uint32_t name = handle_lookup(dset, file, comm_size);
 	if (!name) {
-		name = dataset_name(dset);
-		handle_put(dset, name ? name : NOT_WATCHED);
+		int e = errno;
+		name = dataset_name(dset, file);
+		errno = e;
+		*comm_size = file_comm_size(*file);
+		handle_put(dset, name ? name : NOT_WATCHED, *file, *comm_size);
 	}
-	return name;
+	return name == NOT_WATCHED ? 0 : name;
 }
 
 #define H5_XFER(fn, op, coll_op, bufq)                                                     \
@@ -382,15 +607,20 @@ static uint32_t dataset_row(hid_t dset)
 	{                                                                                  \
 		H5_REAL(fn, herr_t, (hid_t, hid_t, hid_t, hid_t, hid_t, bufq void *));    \
 		struct shim_call c;                                                        \
-		uint32_t name = may_record() ? dataset_row(dset) : 0;                      \
+		uint32_t file = 0, size = 0;                                               \
+		uint32_t name = may_record() ? dataset_row(dset, &file, &size) : 0;        \
+		if (!name && size <= 1)                                                    \
+			return real_##fn(dset, mtype, mspace, fspace, dxpl, buf);          \
+		bool coll_io = collective(dxpl);                                           \
+		/* numbered whether recorded or not: every rank counts every call */      \
+		struct h5_coll coll = coll_io ? number(file, size) : NO_COLL;              \
 		if (!name)                                                                 \
 			return real_##fn(dset, mtype, mspace, fspace, dxpl, buf);          \
 		uint64_t bytes = transfer_bytes(dset, mtype, mspace, fspace);              \
-		unsigned what = collective(dxpl) ? coll_op : op;                           \
-		if (!shim_begin(&c, IOP_LAYER_HDF5, what, name))                           \
+		if (!shim_begin(&c, IOP_LAYER_HDF5, coll_io ? coll_op : op, name))         \
 			return real_##fn(dset, mtype, mspace, fspace, dxpl, buf);          \
 		herr_t r = real_##fn(dset, mtype, mspace, fspace, dxpl, buf);              \
-		end_h5(&c, r >= 0, bytes, true);                                           \
+		end_h5(&c, r >= 0, bytes, true, coll);                                     \
 		return r;                                                                  \
 	}
 

@@ -11,7 +11,9 @@
  * shared-pointer forms carry none. The POSIX calls an MPI-IO call issues
  * are its children (shim.h). Split collectives are timed from _begin to
  * _end. A failed MPI call is recorded with err = EIO; errno is never
- * touched. */
+ * touched. Collective calls on a communicator of more than one rank carry
+ * their number on the file (IOP_EV_COLL), so the collectors can match the
+ * same call across ranks. */
 #include <pthread.h>
 #include <string.h>
 
@@ -25,6 +27,8 @@
 struct fh_entry {
 	MPI_File fh;
 	uint32_t file;
+	uint32_t comm_size; /* ranks of the communicator it was opened on */
+	uint32_t split_seq; /* the split collective's number (0: none) */
 	/* a split collective in progress */
 	uint64_t split_t0, split_bytes, split_offset;
 	uint32_t split_site;
@@ -34,6 +38,31 @@ struct fh_entry {
 
 static struct fh_entry fhs[HANDLES];
 static pthread_mutex_t tables = PTHREAD_MUTEX_INITIALIZER;
+
+/* Collective calls made on each file (by its id: per path, so a file
+ * opened again goes on counting), for their numbers. Every rank makes
+ * the same collective calls on a file in the same order, so the n-th is
+ * the same call everywhere. A file beyond the table's room is not
+ * numbered: its calls are not matched, nothing else changes. */
+static struct seq_entry {
+	uint32_t file, next;
+} seqs[HANDLES];
+
+/* The next number on file, under tables; 0 when the table is full. */
+static uint32_t next_seq(uint32_t file)
+{
+	unsigned s = (unsigned)((file * 0x9e3779b97f4a7c15u) >> 52) % HANDLES;
+	for (unsigned i = 0; i < HANDLES; i++) {
+		struct seq_entry *e = &seqs[(s + i) % HANDLES];
+		if (e->file == file || !e->file) {
+			e->file = file;
+			if (++e->next == 0) /* wrapped after 2^32 calls: 0 means none */
+				e->next = 1;
+			return e->next;
+		}
+	}
+	return 0;
+}
 
 static unsigned slot_of(const void *key, size_t len)
 {
@@ -63,6 +92,20 @@ uint32_t shim_mpiio_file(MPI_File fh)
 	pthread_mutex_lock(&tables);
 	struct fh_entry *e = fh_find(fh, false);
 	uint32_t file = e ? e->file : 0;
+	pthread_mutex_unlock(&tables);
+	return file;
+}
+
+uint32_t shim_mpiio_file_coll(MPI_File fh, struct shim_coll *coll)
+{
+	*coll = (struct shim_coll){0};
+	if (atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON)
+		return 0;
+	pthread_mutex_lock(&tables);
+	struct fh_entry *e = fh_find(fh, false);
+	uint32_t file = e ? e->file : 0;
+	if (e && e->comm_size > 1 && (coll->seq = next_seq(file)) != 0)
+		coll->size = e->comm_size;
 	pthread_mutex_unlock(&tables);
 	return file;
 }
@@ -142,20 +185,38 @@ uint64_t shim_mpiio_position(MPI_File fh)
 	                                                           : 0;
 }
 
-void shim_mpiio_end(struct shim_call *c, int rc, uint64_t bytes, uint64_t offset, bool has_offset)
+/* A collective call's number into its result. */
+static void with_coll(struct shim_result *res, struct shim_coll coll)
+{
+	if (coll.seq) {
+		res->coll_seq = coll.seq;
+		res->coll_size = coll.size;
+		res->flags |= IOP_EV_COLL;
+	}
+}
+
+void shim_mpiio_end_coll(struct shim_call *c, int rc, uint64_t bytes, uint64_t offset,
+                         bool has_offset, struct shim_coll coll)
 {
 	struct shim_result res = {.bytes = bytes,
 	                          .offset = offset,
 	                          .flags = IOP_EV_BYTES | (has_offset ? IOP_EV_OFFSET : 0)};
 	if (rc != MPI_SUCCESS)
 		res = (struct shim_result){.err = EIO, .flags = IOP_EV_ERROR};
+	with_coll(&res, coll);
 	shim_end(c, &res);
 }
 
-static void end_mpi_meta(struct shim_call *c, int rc)
+void shim_mpiio_end(struct shim_call *c, int rc, uint64_t bytes, uint64_t offset, bool has_offset)
+{
+	shim_mpiio_end_coll(c, rc, bytes, offset, has_offset, (struct shim_coll){0});
+}
+
+static void end_mpi_meta(struct shim_call *c, int rc, struct shim_coll coll)
 {
 	struct shim_result res = {.err = rc == MPI_SUCCESS ? 0 : EIO,
 	                          .flags = rc == MPI_SUCCESS ? 0 : IOP_EV_ERROR};
+	with_coll(&res, coll);
 	shim_end(c, &res);
 }
 
@@ -257,17 +318,30 @@ MPI_WRAP(File_open, (MPI_Comm comm, const char *name, int amode, MPI_Info info, 
 	REAL_PMPI(File_open);
 	struct shim_call c;
 	uint32_t file = watch_path(name);
-	if (!file || !shim_begin(&c, IOP_LAYER_MPIIO, IOP_OP_OPEN, file))
+	if (!file)
 		return real_File_open(comm, name, amode, info, fh);
+	/* numbered whether recorded or not: every rank counts every call */
+	int size = 1;
+	if (PMPI_FN(Comm_size)(comm, &size) != MPI_SUCCESS || size < 1)
+		size = 1;
+	struct shim_coll coll = {0};
+	if (size > 1) {
+		pthread_mutex_lock(&tables);
+		if ((coll.seq = next_seq(file)) != 0)
+			coll.size = (uint32_t)size;
+		pthread_mutex_unlock(&tables);
+	}
+	bool rec = shim_begin(&c, IOP_LAYER_MPIIO, IOP_OP_OPEN, file);
 	int r = real_File_open(comm, name, amode, info, fh);
 	if (r == MPI_SUCCESS) {
 		pthread_mutex_lock(&tables);
 		struct fh_entry *e = fh_find(*fh, true);
 		if (e)
-			*e = (struct fh_entry){.fh = *fh, .file = file};
+			*e = (struct fh_entry){.fh = *fh, .file = file, .comm_size = (uint32_t)size};
 		pthread_mutex_unlock(&tables);
 	}
-	end_mpi_meta(&c, r);
+	if (rec)
+		end_mpi_meta(&c, r, coll);
 	return r;
 }
 
@@ -276,14 +350,15 @@ MPI_WRAP(File_close, (MPI_File * fh))
 	REAL_PMPI(File_close);
 	struct shim_call c;
 	MPI_File h = *fh;
-	uint32_t file = shim_mpiio_file(h);
+	struct shim_coll coll;
+	uint32_t file = shim_mpiio_file_coll(h, &coll);
 	if (!file || !shim_begin(&c, IOP_LAYER_MPIIO, IOP_OP_CLOSE, file)) {
 		fh_remove(h);
 		return real_File_close(fh);
 	}
 	int r = real_File_close(fh);
 	fh_remove(h);
-	end_mpi_meta(&c, r);
+	end_mpi_meta(&c, r, coll);
 	return r;
 }
 
@@ -295,29 +370,38 @@ MPI_WRAP(File_delete, (const char *name, MPI_Info info))
 	if (!file || !shim_begin(&c, IOP_LAYER_MPIIO, IOP_OP_UNLINK, file))
 		return real_File_delete(name, info);
 	int r = real_File_delete(name, info);
-	end_mpi_meta(&c, r);
+	end_mpi_meta(&c, r, (struct shim_coll){0});
 	return r;
 }
 
-#define FH_META(name, op, params, args)                                                            \
+/* The file of a call, numbered when the call is collective (a constant:
+ * the other branch folds away). */
+#define FILE_OF(fh, collective, coll)                                                              \
+	((collective) ? shim_mpiio_file_coll((fh), (coll))                                        \
+	              : (*(coll) = (struct shim_coll){0}, shim_mpiio_file(fh)))
+
+#define FH_META(name, op, collective, params, args)                                                \
 	MPI_WRAP(name, params)                                                                     \
 	{                                                                                          \
 		REAL_PMPI(name);                                                                   \
 		struct shim_call c;                                                                \
-		uint32_t file = shim_mpiio_file(fh);                                               \
+		struct shim_coll coll;                                                             \
+		uint32_t file = FILE_OF(fh, collective, &coll);                                    \
 		if (!file || !shim_begin(&c, IOP_LAYER_MPIIO, op, file))                           \
 			return real_##name args;                                                   \
 		int r = real_##name args;                                                          \
-		end_mpi_meta(&c, r);                                                               \
+		end_mpi_meta(&c, r, coll);                                                         \
 		return r;                                                                          \
 	}
 
-FH_META(File_sync, IOP_OP_SYNC, (MPI_File fh), (fh))
-FH_META(File_set_size, IOP_OP_TRUNCATE, (MPI_File fh, MPI_Offset size), (fh, size))
-FH_META(File_preallocate, IOP_OP_TRUNCATE, (MPI_File fh, MPI_Offset size), (fh, size))
-FH_META(File_seek, IOP_OP_SEEK, (MPI_File fh, MPI_Offset off, int whence), (fh, off, whence))
-FH_META(File_seek_shared, IOP_OP_SEEK, (MPI_File fh, MPI_Offset off, int whence), (fh, off, whence))
-FH_META(File_set_view, IOP_OP_SET_VIEW,
+FH_META(File_sync, IOP_OP_SYNC, true, (MPI_File fh), (fh))
+FH_META(File_set_size, IOP_OP_TRUNCATE, true, (MPI_File fh, MPI_Offset size), (fh, size))
+FH_META(File_preallocate, IOP_OP_TRUNCATE, true, (MPI_File fh, MPI_Offset size), (fh, size))
+FH_META(File_seek, IOP_OP_SEEK, false, (MPI_File fh, MPI_Offset off, int whence),
+        (fh, off, whence))
+FH_META(File_seek_shared, IOP_OP_SEEK, true, (MPI_File fh, MPI_Offset off, int whence),
+        (fh, off, whence))
+FH_META(File_set_view, IOP_OP_SET_VIEW, true,
         (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
          const char *datarep, MPI_Info info),
         (fh, disp, etype, filetype, datarep, info))
@@ -351,7 +435,9 @@ static uint64_t read_bound(const struct shim_call *c, unsigned op, uint64_t byte
 	{                                                                                          \
 		REAL_PMPI(name);                                                                   \
 		struct shim_call c;                                                                \
-		uint32_t file = shim_mpiio_file(fh);                                               \
+		struct shim_coll coll;                                                             \
+		uint32_t file =                                                                    \
+			FILE_OF(fh, op == IOP_OP_READ_COLL || op == IOP_OP_WRITE_COLL, &coll);     \
 		if (!file)                                                                         \
 			return real_##name args;                                                   \
 		XFER_OFFSET(offkind(fh));                                                          \
@@ -360,7 +446,7 @@ static uint64_t read_bound(const struct shim_call *c, unsigned op, uint64_t byte
 		OWN_STATUS(status);                                                                \
 		int r = real_##name own_args;                                                      \
 		uint64_t moved_ = shim_mpiio_moved(st_, shim_mpiio_asked(type, count));            \
-		shim_mpiio_end(&c, r, read_bound(&c, op, moved_), off_, has_off_);                 \
+		shim_mpiio_end_coll(&c, r, read_bound(&c, op, moved_), off_, has_off_, coll);      \
 		return r;                                                                          \
 	}
 
@@ -418,6 +504,7 @@ static void split_begin(MPI_File fh, uint8_t op, uint64_t asked, bool has_offset
 	pthread_mutex_lock(&tables);
 	struct fh_entry *e = fh_find(fh, false);
 	if (e) {
+		e->split_seq = e->comm_size > 1 ? next_seq(e->file) : 0;
 		e->split_t0 = shim_ticks();
 		e->split_bytes = asked;
 		e->split_offset = offset;
@@ -441,8 +528,10 @@ static void split_end(MPI_File fh, int rc, const MPI_Status *st)
 	if (copy.file && copy.split_t0 &&
 	    shim_begin_from(&c, IOP_LAYER_MPIIO, copy.split_op, copy.file, NULL, copy.split_site)) {
 		c.t0 = copy.split_t0;
-		shim_mpiio_end(&c, rc, shim_mpiio_moved(st, copy.split_bytes), copy.split_offset,
-		               copy.split_has_offset);
+		struct shim_coll coll = {.seq = copy.split_seq,
+		                         .size = copy.split_seq ? copy.comm_size : 0};
+		shim_mpiio_end_coll(&c, rc, shim_mpiio_moved(st, copy.split_bytes), copy.split_offset,
+		                    copy.split_has_offset, coll);
 	}
 }
 

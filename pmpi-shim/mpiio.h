@@ -39,6 +39,16 @@
 /* The row of an open file handle; 0 when not watched or not recording. */
 uint32_t shim_mpiio_file(MPI_File fh);
 
+/* A collective call's number (docs/shim.md, "Collective calls"): the
+ * process's n-th collective call on the file, from 1, and the ranks of the
+ * handle's communicator. seq = 0: not numbered (a communicator of one
+ * rank, a file not watched). */
+struct shim_coll {
+	uint32_t seq, size;
+};
+/* shim_mpiio_file() for a collective call on fh, which it numbers in *coll. */
+uint32_t shim_mpiio_file_coll(MPI_File fh, struct shim_coll *coll);
+
 /* count x the datatype's size: what a transfer asks to move. */
 uint64_t shim_mpiio_asked(MPI_Datatype type, MPI_Count count);
 
@@ -51,8 +61,11 @@ uint64_t shim_mpiio_moved(const MPI_Status *st, uint64_t asked);
 uint64_t shim_mpiio_position(MPI_File fh);
 uint64_t shim_mpiio_byte_offset(MPI_File fh, MPI_Offset off);
 
-/* Ends a transfer: bytes and offset, or EIO when the MPI call failed. */
+/* Ends a transfer: bytes and offset, or EIO when the MPI call failed. The
+ * _coll form for a collective one (coll from shim_mpiio_file_coll). */
 void shim_mpiio_end(struct shim_call *c, int rc, uint64_t bytes, uint64_t offset, bool has_offset);
+void shim_mpiio_end_coll(struct shim_call *c, int rc, uint64_t bytes, uint64_t offset,
+                         bool has_offset, struct shim_coll coll);
 
 /* How the offset of a transfer is known: explicit offset, individual file
  * pointer, shared file pointer (none). Each gives "has, value". */

@@ -169,7 +169,7 @@ static void drain(struct shim_thread *t)
 		ev->layer = r->layer;
 		ev->op = r->op;
 		ev->flags = r->flags;
-		if (r->flags & (IOP_EV_PARENT | IOP_EV_CHILDREN)) {
+		if (r->flags & (IOP_EV_PARENT | IOP_EV_CHILDREN | IOP_EV_COLL)) {
 			const struct shim_rec_nest *n = &t->ring[(tail + 1) & (SHIM_RING - 1)].nest;
 			ev->parent_id = n->parent_id;
 			ev->call_id = n->call_id;
@@ -177,10 +177,13 @@ static void drain(struct shim_thread *t)
 			ev->child_bytes = n->child_bytes;
 			ev->child_ns = r->flags & IOP_EV_CHILDREN
 					       ? iop_clock_dur_ns(&S.clk, n->child_ticks) : 0;
+			ev->coll_seq = n->coll_seq;
+			ev->coll_size = n->coll_size;
 			tail += 2;
 		} else {
 			ev->parent_id = ev->call_id = ev->child_bytes = ev->child_ns = 0;
 			ev->child_ops = 0;
+			ev->coll_seq = ev->coll_size = 0;
 			tail++;
 		}
 		taken++;

@@ -78,8 +78,8 @@ struct shim_frame {
 /* A completed call as its thread leaves it in the ring, in ticks; the
  * sender makes an iop_event of it. 48 bytes, written with a few plain
  * stores straight into the slot: four records fill three cache lines. A
- * nested call (IOP_EV_PARENT or IOP_EV_CHILDREN in flags) takes the next
- * slot too, for its nesting. */
+ * nested call (IOP_EV_PARENT or IOP_EV_CHILDREN in flags) or a collective
+ * one (IOP_EV_COLL) takes the next slot too, for its nesting and number. */
 struct shim_rec {
 	uint64_t end, dur; /* ticks */
 	uint64_t offset, bytes;
@@ -90,7 +90,9 @@ struct shim_rec {
 
 struct shim_rec_nest {
 	uint64_t call_id, parent_id, child_bytes, child_ticks;
-	uint32_t child_ops, unused[3];
+	uint32_t child_ops;
+	uint32_t coll_seq, coll_size; /* IOP_EV_COLL: a collective call's number and ranks */
+	uint32_t unused;
 };
 
 union shim_slot {
@@ -378,7 +380,8 @@ struct shim_result {
 	uint64_t bytes;  /* with IOP_EV_BYTES */
 	uint64_t offset; /* with IOP_EV_OFFSET */
 	int err;         /* errno when the call failed (IOP_EV_ERROR) */
-	uint8_t flags;   /* IOP_EV_BYTES, IOP_EV_OFFSET, IOP_EV_ERROR */
+	uint32_t coll_seq, coll_size; /* with IOP_EV_COLL (mpiio.h) */
+	uint8_t flags;   /* IOP_EV_BYTES, IOP_EV_OFFSET, IOP_EV_ERROR, IOP_EV_COLL */
 };
 
 /* The record of a call that ended at t1, written in place in its slot. */
@@ -442,7 +445,8 @@ static inline void shim_end(struct shim_call *c, const struct shim_result *r)
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-	if (SHIM_UNLIKELY(t->depth != 1 || (t->kids & 1) || head + 1 > t->room_end)) {
+	if (SHIM_UNLIKELY(t->depth != 1 || (t->kids & 1) || head + 1 > t->room_end ||
+			  (r->flags & IOP_EV_COLL))) {
 		shim_end_slow(c, r, t1);
 		return;
 	}

@@ -166,7 +166,7 @@ static inline void finish(struct shim_call *c, const struct shim_result *r, uint
 	bool has_kids = t->kids >> depth & 1;
 	if (has_kids)
 		flags |= IOP_EV_CHILDREN;
-	bool nested = flags & (IOP_EV_PARENT | IOP_EV_CHILDREN);
+	bool nested = flags & (IOP_EV_PARENT | IOP_EV_CHILDREN | IOP_EV_COLL);
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
 	if (SHIM_LIKELY(to_ring && ring_room(t, head, 1 + nested))) {
 		shim_rec_write(&t->ring[head & (SHIM_RING - 1)].ev, c, r, t1, flags);
@@ -178,6 +178,8 @@ static inline void finish(struct shim_call *c, const struct shim_result *r, uint
 			n->child_ops = self->child_ops;
 			n->child_bytes = self->child_bytes;
 			n->child_ticks = self->child_ticks;
+			n->coll_seq = r->coll_seq;
+			n->coll_size = r->coll_size;
 		}
 		atomic_store_explicit(&t->head, head + 1 + nested, memory_order_release);
 		shim_prefetch_for_write(&t->ring[(head + 1 + nested) & (SHIM_RING - 1)]);

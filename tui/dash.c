@@ -18,14 +18,15 @@ const unsigned tui_window_s[TUI_WINDOWS] = {1, 10, 60, 300};
 
 #define RATE_COLS TUI_COL_RD, TUI_COL_WR, TUI_COL_IOPS, TUI_COL_P50, TUI_COL_P99
 static const struct tui_viewdef defs[TUI_LIST__COUNT] = {
-	[TUI_LIST_RANKS] = {"Ranks", {RATE_COLS, TUI_COL_MAX, TUI_COL_BYTES, TUI_COL_INFLIGHT}, 8,
-	                    TUI_COL_BYTES, true},
+	[TUI_LIST_RANKS] = {"Ranks", {RATE_COLS, TUI_COL_MAX, TUI_COL_BYTES, TUI_COL_INFLIGHT,
+	                              TUI_COL_WAIT}, 9, TUI_COL_BYTES, true},
 	[TUI_LIST_NODES] = {"Nodes", {TUI_COL_RANKS, RATE_COLS, TUI_COL_MAX, TUI_COL_BYTES,
-	                               TUI_COL_INFLIGHT}, 9, TUI_COL_BYTES, true},
+	                               TUI_COL_INFLIGHT, TUI_COL_WAIT}, 10, TUI_COL_BYTES, true},
 	[TUI_LIST_FILES] = {"Files", {RATE_COLS, TUI_COL_BYTES, TUI_COL_PATTERN, TUI_COL_RANKS}, 8,
 	                    TUI_COL_BYTES, true},
 	[TUI_LIST_LAYERS] = {"Layers", {RATE_COLS, TUI_COL_META, TUI_COL_TIME, TUI_COL_EXCL,
-	                                TUI_COL_EXCL_PC, TUI_COL_FRAG}, 10, TUI_COL_TIME, true},
+	                                TUI_COL_EXCL_PC, TUI_COL_FRAG, TUI_COL_WAIT}, 11, TUI_COL_TIME,
+	                     true},
 	[TUI_LIST_SITES] = {"Call sites", {RATE_COLS, TUI_COL_TIME}, 6, TUI_COL_TIME, true},
 	[TUI_LIST_ALERTS] = {"Alerts", {TUI_COL_SEV, TUI_COL_START, TUI_COL_DUR}, 3, TUI_COL_SEV,
 	                     false},

@@ -52,6 +52,7 @@ void tui_fmt_cell(char *buf, size_t len, enum tui_col col, double v, bool fixed)
 	case TUI_COL_MAX:
 	case TUI_COL_TIME:
 	case TUI_COL_EXCL:
+	case TUI_COL_WAIT:
 	case TUI_COL_DUR:
 		if (v <= 0)
 			snprintf(buf, len, "-");

@@ -106,6 +106,7 @@ void acc_cell(struct acc *a, const struct coll_key *k, const struct coll_cell *c
 	a->ops += c->ops;
 	a->time += c->time_ns;
 	a->excl += c->excl_ns;
+	a->wait += c->wait_ns;
 	a->child += c->child_ops;
 	if (c->child_ops)
 		a->child_parent_ops += c->ops;
@@ -137,6 +138,7 @@ void acc_row(const struct acc *a, struct tui_row *r, double window_s)
 	r->v[TUI_COL_INFLIGHT] = (double)a->infl;
 	r->v[TUI_COL_TIME] = a->time / 1e9;
 	r->v[TUI_COL_EXCL] = a->excl / 1e9;
+	r->v[TUI_COL_WAIT] = a->wait / 1e9;
 	r->v[TUI_COL_EXCL_PC] = a->time ? (double)a->excl / (double)a->time : 0;
 	r->v[TUI_COL_FRAG] = a->child_parent_ops ? (double)a->child / (double)a->child_parent_ops : 0;
 	r->v[TUI_COL_OPS] = (double)a->ops;

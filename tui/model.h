@@ -54,7 +54,8 @@ enum tui_list {
 	X(START, "start", "START", "start")                                                        \
 	X(DUR, "dur", "DUR", "duration_s")                                                         \
 	X(SEV, "sev", "SEV", "severity")                                                           \
-	X(PATTERN, "pattern", "PATT", "pattern")
+	X(PATTERN, "pattern", "PATT", "pattern")                                                   \
+	X(WAIT, "wait", "WAIT", "wait_s")
 
 enum tui_col {
 #define X(id, name, label, json) TUI_COL_##id,

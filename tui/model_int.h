@@ -8,7 +8,7 @@
 
 /* One subject's sums over the window. */
 struct acc {
-	uint64_t rd, wr, ops, meta, time, excl, child, child_parent_ops, infl;
+	uint64_t rd, wr, ops, meta, time, excl, wait, child, child_parent_ops, infl;
 	struct iop_hist h;
 	uint8_t layers;
 	bool seen;
