@@ -225,16 +225,20 @@ static enum iop_err lean_view(struct coll_record *r, const struct coll_delta *d,
 		return e; /* d's own rows */
 	if (whole)
 		e2 = coll_tick_copy(&r->lean, &d->tick);
-	/* a lean tick: the LAYER rows; each RANK row's exclusive time waits
-	 * for the next whole tick, so that each rank's I/O time adds up */
+	/* a lean tick: the LAYER rows; each RANK row's exclusive time and
+	 * wait wait for the next whole tick, so that each rank's I/O time
+	 * and wait add up */
 	struct coll_tick *to = whole ? &r->lean : &r->excl;
 	const struct coll_tick *from = whole ? &r->excl : &d->tick;
 	for (uint32_t i = 0; !e2 && i < from->n; i++) {
 		const struct coll_key *k = &from->key[i];
 		struct coll_cell *c;
-		if (k->kind == COLL_ROW_RANK && (from->cell[i].excl_ns || whole) &&
-		    !(e2 = coll_tick_row(to, k, &c)))
+		if (k->kind == COLL_ROW_RANK &&
+		    (from->cell[i].excl_ns || from->cell[i].wait_ns || whole) &&
+		    !(e2 = coll_tick_row(to, k, &c))) {
 			c->excl_ns += from->cell[i].excl_ns;
+			c->wait_ns += from->cell[i].wait_ns;
+		}
 		if (!whole && k->kind == COLL_ROW_LAYER && !(e2 = coll_tick_row(&r->lean, k, &c)))
 			e2 = coll_cell_merge(c, &from->cell[i]);
 	}

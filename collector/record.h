@@ -31,8 +31,8 @@ struct coll_record;
  * ticks and when a process ends or goes; the counters as soon as they
  * are few (a counter for every two ranks and tick, saved up over
  * counters_ns), else every counters_ns, and with those ends. The RANK
- * rows' exclusive time of the ticks between is added to the next whole
- * tick's, so each rank's I/O time adds up. A
+ * rows' exclusive time and wait (collective calls) of the ticks between
+ * are added to the next whole tick's, so each rank's I/O time adds up. A
  * lean tick is what the history's budget leaves of a tick (state.h,
  * "thinned"), so every reader takes it as it is. Its keyframes are of the
  * state a reader builds from what was written (a second state the

@@ -145,9 +145,22 @@ static void sample_events(struct iop_event *ev, unsigned *n)
 	                           .child_ops = 1,
 	                           .child_bytes = 512,
 	                           .child_ns = 3000,
+	                           .coll_seq = 3,
+	                           .coll_size = 64,
 	                           .layer = IOP_LAYER_MPIIO,
 	                           .op = IOP_OP_WRITE_COLL,
-	                           .flags = IOP_EV_OFFSET | IOP_EV_BYTES | IOP_EV_CHILDREN};
+	                           .flags = IOP_EV_OFFSET | IOP_EV_BYTES | IOP_EV_CHILDREN |
+	                                    IOP_EV_COLL};
+	i++;
+	/* a collective call at the numbers' limits, without children */
+	ev[i] = (struct iop_event){.end_ns = t + 9600,
+	                           .dur_ns = 100,
+	                           .file = 1,
+	                           .coll_seq = UINT32_MAX,
+	                           .coll_size = UINT32_MAX,
+	                           .layer = IOP_LAYER_MPIIO,
+	                           .op = IOP_OP_CLOSE,
+	                           .flags = IOP_EV_COLL};
 	i++;
 	/* a nested HDF5 call that is both a child and a parent, ids far apart */
 	ev[i] = (struct iop_event){.end_ns = UINT64_MAX,
@@ -180,6 +193,8 @@ static void assert_event_equal(const struct iop_event *a, const struct iop_event
 	assert_int_equal(a->site, b->site);
 	assert_int_equal(a->thread, b->thread);
 	assert_int_equal(a->err, b->err);
+	assert_int_equal(a->coll_seq, b->coll_seq);
+	assert_int_equal(a->coll_size, b->coll_size);
 	assert_int_equal(a->layer, b->layer);
 	assert_int_equal(a->op, b->op);
 	assert_int_equal(a->flags, b->flags);

@@ -16,9 +16,18 @@ because iopulse run forwarded its variables through the launcher, and their
 leaves are started by their first rank. examples/steady's truth lines must
 equal the summary, on 3 nodes, each rank on the host the launcher chose.
 
+Part 4 (with --mpirun and --late): `iopulse run --alerts` over the same
+launcher, 6 ranks, of examples/late-collective, whose last rank (5, on h3)
+comes 150 ms late to each of 30 MPI_File_write_at_all on one shared file:
+the root matches the collective calls across hosts from durations only, so
+a late_arrival alert starts on rank 5 (and neither late_arrival nor
+straggler on another rank), the summary puts rank 5 on h3 (3 nodes), and
+every other rank's summary wait_s is within 15 % of the wait it measured
+(check_late).
+
 Needs root (ip netns, veth, a bridge); skipped (exit 77) otherwise.
 Usage: netns_tree.py --iopulse BIN --shim LIB [--asan-runtime LIBASAN]
-                     [--mpirun LAUNCHER --steady STEADY]
+                     [--mpirun LAUNCHER [--steady STEADY] [--late LATE_COLLECTIVE]]
 """
 import argparse
 import json
@@ -186,8 +195,10 @@ exec env -i PATH="$PATH" HOME="$HOME" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS
 """
 
 
-def launcher_job(a, tmp):
-    """`iopulse run` in h1 over the real MPI launcher, 2 ranks on each host."""
+def launcher(a, tmp):
+    """The real MPI launcher run from h1, 2 ranks on each host (6 in all),
+    its remote daemons started by the ssh stand-in: the command line to put
+    the program after, and the environment of `iopulse run` over it."""
     h1 = list(HOSTS)[0]
     agent = os.path.join(tmp, "agent.sh")
     with open(agent, "w") as f:
@@ -198,19 +209,57 @@ def launcher_job(a, tmp):
     if "mpich" in os.path.basename(a.mpirun) or "mpiexec" in os.path.basename(a.mpirun):
         launch = [a.mpirun, "-launcher", "ssh", "-launcher-exec", agent, "-hosts", hosts, "-n", "6"]
     else:
+        # The 3 hosts' 6 slots are one machine's 2 cores: ranks that poll
+        # for messages at full speed starve each other (a collective call of
+        # part 4 then took ~170 ms of its own instead of ~2 ms, and its ranks
+        # waited in the reads too): yield when idle, as an oversubscribed
+        # Open MPI job that knows it is does.
         launch = [a.mpirun, "--oversubscribe", "--host", hosts, "-n", "6", "--mca", "plm_rsh_agent",
                   agent, "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", net,
-                  "--mca", "oob_tcp_if_include", net]
-    data, summary = os.path.join(tmp, "mpi-data"), os.path.join(tmp, "mpi-summary.json")
+                  "--mca", "oob_tcp_if_include", net, "--mca", "mpi_yield_when_idle", "1"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                IOPULSE_SHIM=a.shim)
     if a.asan_runtime:
         env.update(LD_PRELOAD=a.asan_runtime, ASAN_OPTIONS="detect_leaks=0")
-    cmd = ["ip", "netns", "exec", h1, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
-           h1, a.iopulse, "run", "--headless", "--summary-json", summary, "--"] + launch + \
+    return launch, env
+
+
+def iopulse_run_h1(a, opts):
+    """`iopulse run OPTS` in h1, under h1's host name."""
+    h1 = list(HOSTS)[0]
+    return ["ip", "netns", "exec", h1, "unshare", "--uts", "sh", "-c",
+            'hostname "$0" && exec "$@"', h1, a.iopulse, "run"] + opts
+
+
+def launcher_job(a, tmp):
+    """`iopulse run` in h1 over the real MPI launcher, 2 ranks on each host."""
+    launch, env = launcher(a, tmp)
+    data, summary = os.path.join(tmp, "mpi-data"), os.path.join(tmp, "mpi-summary.json")
+    cmd = iopulse_run_h1(a, ["--headless", "--summary-json", summary, "--"]) + launch + \
         [a.steady, "-d", data, "-T", "3", "-n", "50", "-s", "65536"]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     check_spread(os.path.basename(a.mpirun), p, summary, "/tmp")
+
+
+def placement():
+    """Where the launcher puts each of the 6 ranks: 2 on each host, in
+    order (--host/-hosts H1:2,H2:2,H3:2)."""
+    return {r: list(HOSTS)[r // 2] for r in range(6)}
+
+
+def one_leaf_each(s, tmpdir):
+    """One leaf per other node: a second one (the lock not held) fails to
+    listen and says so in the node's leaf.log. Removes the leaves'
+    directories (under the remote ranks' TMPDIR); what was wrong."""
+    bad = []
+    for ns in list(HOSTS)[1:]:
+        d = f"{tmpdir}/iopulse-{s['job']['id']}-{ns}"
+        log = os.path.join(d, "leaf.log")
+        said = open(log).read() if os.path.exists(log) else ""
+        shutil.rmtree(d, ignore_errors=True)
+        if "cannot listen" in said:
+            bad.append(f"{ns}: a second leaf was started: {said.strip()}")
+    return bad
 
 
 def check_spread(launcher, p, summary, tmpdir):
@@ -231,22 +280,109 @@ def check_spread(launcher, p, summary, tmpdir):
                 bad.append(f"{f['path']}: program {f['write_bytes']} B in {f['write_ops']} "
                            f"writes, summary {g and (g['write_bytes'], g['write_ops'])}")
     nodes = {r["rank"]: r["node"] for r in s["ranks"]}
-    want = {r: list(HOSTS)[r // 2] for r in range(6)}
-    # one leaf per node: a second one (the lock not held) fails to listen
-    # and says so in the node's leaf.log
-    for ns in list(HOSTS)[1:]:
-        d = f"{tmpdir}/iopulse-{s['job']['id']}-{ns}"
-        log = os.path.join(d, "leaf.log")
-        said = open(log).read() if os.path.exists(log) else ""
-        shutil.rmtree(d, ignore_errors=True)
-        if "cannot listen" in said:
-            bad.append(f"{ns}: a second leaf was started: {said.strip()}")
+    want = placement()
+    bad += one_leaf_each(s, tmpdir)
     if len(truth) != 6 or bad or s["job"]["nodes"] != 3 or nodes != want:
         raise SystemExit(f"FAIL: {launcher} across 3 hosts: {len(truth)} truth "
                          f"lines; nodes {s['job']['nodes']} (want 3); ranks on {nodes}, want "
                          f"{want}\n  " + "\n  ".join(bad) + f"\n{p.stderr}")
     print(f"PASS: iopulse run -- {launcher} across 3 namespace hosts: 6 ranks exact, each on "
           f"its host; monitor {s['monitor']}")
+
+
+LATE_CALLS, LATE_MS = 30, 150  # late-collective -n, and its default -l
+
+
+def late_job(a, tmp):
+    """Part 4: `iopulse run --alerts` over the same launcher (6 ranks, 2 per
+    host) of examples/late-collective: its last rank, on h3, comes LATE_MS
+    late to each of LATE_CALLS MPI_File_write_at_all on one shared file."""
+    launch, env = launcher(a, tmp)
+    data = os.path.join(tmp, "late-data")  # one path for every rank: the hosts share the fs
+    summary, alerts = os.path.join(tmp, "late-summary.json"), os.path.join(tmp, "late-alerts.jsonl")
+    cmd = iopulse_run_h1(a, ["--headless", "--summary-json", summary, "--alerts", alerts, "--"]) \
+        + launch + [a.late, "-d", data, "-n", str(LATE_CALLS)]
+    t0 = time.time()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+    check_late(os.path.basename(a.mpirun), p, summary, alerts, "/tmp", time.time() - t0)
+    shutil.rmtree(data, ignore_errors=True)
+
+
+def check_late(launcher, p, summary, alerts, tmpdir, took):
+    """Part 4's checks: exited 0 with 6 truth lines; a late_arrival starts
+    on the late rank (the last, 5) at mpiio on the shared file, and neither
+    late_arrival nor straggler starts on another rank; the summary puts rank
+    5 (all ranks) on the host the launcher chose, on 3 nodes; the late
+    rank's summary wait_s is under a third of any other's; each other
+    rank's summary wait_s is within 15 % of the wait it measured (cross-host
+    tcp MPI between namespaces of a 2-core machine is slow and uneven: 15 %,
+    not late_collective.py's 10 %), and that wait is near LATE_CALLS x
+    LATE_MS (the collective synchronises)."""
+    def bad(why):
+        raise SystemExit(f"FAIL: late-collective over {launcher} across 3 hosts: {why}\n"
+                         f"{p.stderr}")
+
+    if p.returncode != 0:
+        bad(f"iopulse run exited {p.returncode}")
+    truth = {}
+    for line in p.stdout.splitlines():
+        if line.startswith('{"example"'):
+            d = json.loads(line)
+            truth[d["rank"]] = d
+    if sorted(truth) != list(range(6)):
+        bad(f"truth lines of ranks {sorted(truth)}, want 0..5:\n{p.stdout}")
+    late = truth[0]["late_rank"]
+    if late != 5 or any(d["late_rank"] != late for d in truth.values()):
+        bad(f"late ranks {[d['late_rank'] for d in truth.values()]}, want 5 everywhere")
+    path = truth[late]["files"][0]["path"]
+    if any(d["files"][0]["path"] != path for d in truth.values()):
+        bad(f"not one shared file: {[d['files'][0]['path'] for d in truth.values()]}")
+    starts = [x for x in (json.loads(l) for l in open(alerts) if l.strip())
+              if x.get("state") == "start"]
+    la = [x for x in starts if x["kind"] == "late_arrival"]
+    mine = [x for x in la if x.get("rank") == late]
+    if not mine:
+        bad(f"no late_arrival start on rank {late}; alert starts: {starts}")
+    alert = mine[0]
+    if alert.get("layer") != "mpiio" or not alert.get("file", "").startswith(path):
+        bad(f"late_arrival names layer {alert.get('layer')!r} file {alert.get('file')!r}, "
+            f"want mpiio {path}")
+    wrong = [x for x in la if x.get("rank") != late] + \
+        [x for x in starts if x["kind"] == "straggler" and x.get("rank") != late]
+    if wrong:
+        bad(f"late_arrival or straggler on a rank other than {late}: {wrong}")
+    s = json.load(open(summary))
+    ranks = {r["rank"]: r for r in s["ranks"]}
+    nodes = {r: ranks[r]["node"] for r in ranks}
+    if s["job"]["nodes"] != 3 or nodes != placement():
+        bad(f"nodes {s['job']['nodes']} (want 3); ranks on {nodes}, want {placement()} "
+            f"(the late rank on {placement()[late]})")
+    leaves = one_leaf_each(s, tmpdir)
+    if leaves:
+        bad("\n  ".join(leaves))
+    # The summary's wait_s is the wait in every collective call, the
+    # measured one in the timed writes only: the reads (and opens and
+    # closes) add their waits, ~0.4 s over 30 reads with MPICH here, about
+    # what the late rank, which never waits in the writes, shows.
+    waits = ", ".join(f"{r} {ranks[r]['wait_s']:.2f}/{truth[r]['wait_s']:.2f}" for r in range(6))
+    others = [ranks[r]["wait_s"] for r in range(6) if r != late]
+    if ranks[late]["wait_s"] * 3 > min(others):
+        bad(f"the late rank {late} waited {ranks[late]['wait_s']:.3f} s by the summary, over a "
+            f"third of the least another rank waited (wait_s summary/measured: {waits})")
+    due = LATE_CALLS * LATE_MS / 1000
+    for r, d in sorted(truth.items()):
+        if r == late:
+            continue
+        got, want = ranks[r]["wait_s"], d["wait_s"]
+        if want < 0.7 * due:
+            bad(f"rank {r} measured a wait of {want:.3f} s, want about {due:.1f} s: the "
+                f"collective write did not synchronise (OMPIO's fcoll individual?)")
+        if abs(got - want) > 0.15 * want:
+            bad(f"rank {r}: summary wait_s {got:.3f}, measured {want:.3f} (more than 15 % "
+                f"apart; wait_s summary/measured: {waits})")
+    print(f"PASS: late-collective over {launcher} across 3 namespace hosts in {took:.1f} s: "
+          f"late_arrival on rank {late} on {nodes[late]}: {alert.get('message')}; wait_s "
+          f"summary/measured: {waits}")
 
 
 def wait_for(cond, seconds, what):
@@ -265,6 +401,7 @@ def main():
     ap.add_argument("--asan-runtime", default="")
     ap.add_argument("--mpirun", default="")
     ap.add_argument("--steady", default="")
+    ap.add_argument("--late", default="")
     a = ap.parse_args()
     why = hosts_up()
     if why:
@@ -323,6 +460,8 @@ def main():
         run_job(a, tmp)
         if a.mpirun and a.steady:
             launcher_job(a, tmp)
+        if a.mpirun and a.late:
+            late_job(a, tmp)
         shutil.rmtree(tmp)
         return 0
     finally:
