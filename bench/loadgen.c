@@ -5,7 +5,7 @@
  *               [--events-per-s E] [--duration-s D] [--max-events N] [--batch-ms M]
  *               [--workload ior|random|meta|mixed] [--threads T] [--nodes K]
  *               [--slow-rank R --slow-factor F] [--send-timeout-ms MS] [--job HEX]
- *               [--linger-ms MS] [--seed S]
+ *               [--linger-ms MS] [--seed S] [--coll-per-s C [--coll-group G]]
  *
  * Each generator thread owns every T-th rank and one nanomsg PUSH socket per
  * URL (rank i goes to URL i mod the number of URLs). Every --batch-ms, on
@@ -16,7 +16,14 @@
  * skips the schedule forward: the report's achieved rate then shows what it
  * sustained. At the end each rank's last frame carries every name and
  * counter and the FINAL flag, and one JSON object on stdout says what went
- * out (loadgen_report.c). Exit status: 0, 1 on a failure, 2 on bad usage. */
+ * out (loadgen_report.c). With --coll-per-s, each rank also makes C
+ * collective calls a second (MPI-IO write_at_all, numbered, IOP_EV_COLL)
+ * on the shared file of its communicator of G consecutive ranks (default:
+ * all): every rank leaves each at the same moment, the last rank of each
+ * communicator (or the slow rank) arriving last (loadgen_rank.c); they
+ * count as events (--max-events, the rates) and the report counts them
+ * apart too ("collectives", "collectives_skipped"). Exit
+ * status: 0, 1 on a failure, 2 on bad usage. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -174,7 +181,7 @@ static void usage(FILE *to)
 	    "         [--events-per-s E] [--duration-s D] [--max-events N] [--batch-ms M]\n"
 	    "         [--workload ior|random|meta|mixed] [--threads T] [--nodes K]\n"
 	    "         [--slow-rank R --slow-factor F] [--send-timeout-ms MS] [--job HEX]\n"
-	    "         [--linger-ms MS] [--seed S]\n"
+	    "         [--linger-ms MS] [--seed S] [--coll-per-s C [--coll-group G]]\n"
 	    "  --url, --key and --job default to IOPULSE_ADDR, IOPULSE_KEY and IOPULSE_JOB.\n"
 	    "  Prints one JSON object: what was sent, per rank and in total.\n");
 }
@@ -268,6 +275,10 @@ static bool parse_opt(int c, const char *arg, struct lg_opts *o, bool *have_key)
 		return parse_u32(arg, 0, 60000, &u) && ((o->linger_ms = u), true);
 	case 'S':
 		return parse_num(arg, 0, 1e15, &d) && ((o->seed = (uint64_t)d), true);
+	case 'C':
+		return parse_num(arg, 0, 1e6, &o->coll_per_s);
+	case 'G':
+		return parse_u32(arg, 1, UINT32_MAX, &o->coll_group);
 	}
 	return false;
 }
@@ -291,6 +302,8 @@ static bool parse_opts(int argc, char **argv, struct lg_opts *o)
 	                                         {"send-timeout-ms", required_argument, NULL, 's'},
 	                                         {"linger-ms", required_argument, NULL, 'l'},
 	                                         {"seed", required_argument, NULL, 'S'},
+	                                         {"coll-per-s", required_argument, NULL, 'C'},
+	                                         {"coll-group", required_argument, NULL, 'G'},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
 	*o = (struct lg_opts){.ranks = 4,

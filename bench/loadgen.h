@@ -36,6 +36,12 @@ struct lg_opts {
 	enum iop_wl_kind workload;
 	struct iop_key key;
 	uint64_t seed;
+	/* Collective calls (MPI_File_write_at_all-like, IOP_EV_COLL) on top of
+	 * the workload's events: coll_per_s a second per rank (0: none), on
+	 * the file of the rank's communicator, coll_group consecutive ranks
+	 * (0: every rank from 0 to rank_base + ranks). See loadgen_rank.c. */
+	double coll_per_s;
+	uint32_t coll_group;
 };
 
 /* Cumulative totals of one (file, layer, class), as the shim keeps them. */
@@ -76,6 +82,13 @@ struct lg_rank {
 	/* what happened */
 	uint64_t seq, events, events_sent, dropped, frames, refused, wire_bytes, inflight;
 	uint64_t skipped; /* schedule slots skipped when more than a batch behind */
+	/* collective calls (lg_opts.coll_per_s): the next one's index (its
+	 * number on the file is that + 1), the file and site (wire ids), the
+	 * communicator's size, whether this rank is its late one, how many were
+	 * made and how many skipped (numbered all the same, as the shim does) */
+	uint64_t coll_k, colls, coll_skipped;
+	uint32_t coll_file, coll_site, coll_size;
+	bool coll_late;
 	struct lg_sent sent;
 };
 

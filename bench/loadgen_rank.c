@@ -7,6 +7,9 @@
  * announced again; the last frame repeats every name and counter and is
  * FINAL.
  *
+ * With lg_opts.coll_per_s, collective calls (coll_generate) go in between
+ * the workload's calls, on a schedule of their own shared by every rank.
+ *
  * Ids on the wire: the HOST name is id 1, and a workload name of id i goes
  * out as i + 1, so ids stay small and dense like the shim's. */
 #include <stdio.h>
@@ -46,6 +49,45 @@ static void pull_ahead(struct lg_rank *r)
 		r->ahead.child_ns = (uint64_t)((double)r->ahead.child_ns * r->slow);
 }
 
+/* A name of the rank's own (the collective calls' file and site) in the
+ * workload's table, so that it is announced, resent and counted as the
+ * workload's are; registered before the first call, so the workload's
+ * own names only move up by one. 0 when the table is full. */
+static uint32_t own_name(struct iop_wl *w, uint8_t kind, const char *text)
+{
+	if (w->n_names == IOP_WL_MAX_NAMES)
+		return 0;
+	uint32_t id = w->n_names++;
+	struct iop_wl_name *n = &w->names[id];
+	snprintf(n->text, sizeof n->text, "%s", text);
+	n->name = (struct iop_name){.kind = kind,
+	                            .id = id,
+	                            .text = n->text,
+	                            .len = (uint32_t)strlen(n->text),
+	                            .hash = iop_hash64(n->text, strlen(n->text))};
+	n->announced = false;
+	return id;
+}
+
+/* The collective calls' communicator: coll_group consecutive ranks (the
+ * last group may be smaller), one shared file each; its late rank is the
+ * slow rank when in it, else its last. */
+static void coll_init(struct lg_rank *r, const struct lg_opts *o)
+{
+	uint32_t total = o->rank_base + o->ranks;
+	uint32_t group = o->coll_group ? o->coll_group : total;
+	uint32_t g = r->rank / group, first = g * group;
+	r->coll_size = total - first < group ? total - first : group;
+	uint32_t late = first + r->coll_size - 1;
+	if (o->slow_rank >= first && o->slow_rank < (int64_t)first + r->coll_size)
+		late = (uint32_t)o->slow_rank;
+	r->coll_late = r->rank == late;
+	char path[64];
+	snprintf(path, sizeof path, "/scratch/coll/shared%05u.dat", g);
+	r->coll_file = wire_id(own_name(&r->wl, IOP_NAME_FILE, path));
+	r->coll_site = wire_id(own_name(&r->wl, IOP_NAME_SITE, "checkpoint_write_all+0x5c"));
+}
+
 bool lg_rank_init(struct lg_rank *r, const struct lg_opts *o, uint32_t index)
 {
 	memset(r, 0, sizeof *r);
@@ -61,6 +103,8 @@ bool lg_rank_init(struct lg_rank *r, const struct lg_opts *o, uint32_t index)
 	r->announced = 1; /* workload id 0 is "none" */
 	if (!iop_wl_init(&r->wl, o->workload, r->rank, o->seed, 0))
 		return false;
+	if (o->coll_per_s > 0)
+		coll_init(r, o);
 	pull_ahead(r);
 	return true;
 }
@@ -106,6 +150,93 @@ static uint64_t due_ns(const struct lg_rank *r, const struct lg_opts *o)
 	return (uint64_t)((double)r->sched_k * 1e9 / o->events_per_s);
 }
 
+/* Collective call k is due at (k + 1/2) / coll_per_s: the same moment on
+ * every rank, each rank's duration its own. */
+static uint64_t coll_due_ns(const struct lg_rank *r, const struct lg_opts *o)
+{
+	return (uint64_t)(((double)r->coll_k + 0.5) * 1e9 / o->coll_per_s);
+}
+
+static uint64_t mix64(uint64_t z) /* splitmix64's finaliser */
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/* A synchronising collective: every rank leaves at about the same moment,
+ * so a rank's duration is its own work (~150 us, 120-180) plus its wait
+ * for the last to arrive (0.1-2 ms), and the late rank's is its work
+ * alone, the shortest. No POSIX children (its exclusive time is its
+ * duration). Its own random numbers, not the workload's: the workload's
+ * events are the same with and without collective calls. */
+static void coll_event(const struct lg_rank *r, const struct lg_opts *o, struct iop_event *ev,
+                       uint64_t end_ns)
+{
+	uint64_t x = mix64(o->seed * 0x9e3779b97f4a7c15u ^ (uint64_t)r->rank << 32 ^ r->coll_k);
+	double u1 = (double)(x >> 40) * 0x1p-24, u2 = (double)(x & 0xffffff) * 0x1p-24;
+	uint64_t dur = (uint64_t)(120000 + 60000 * u1);
+	if (!r->coll_late)
+		dur += (uint64_t)(100000 + 1900000 * u2);
+	uint64_t block = 64 * 1024;
+	*ev = (struct iop_event){.end_ns = end_ns,
+	                         .dur_ns = dur < end_ns ? dur : end_ns,
+	                         .offset =
+	                             (r->coll_k * r->coll_size + r->rank % r->coll_size) * block,
+	                         .bytes = block,
+	                         .file = r->coll_file,
+	                         .site = r->coll_site,
+	                         .coll_seq = (uint32_t)(r->coll_k + 1),
+	                         .coll_size = r->coll_size,
+	                         .layer = IOP_LAYER_MPIIO,
+	                         .op = IOP_OP_WRITE_COLL,
+	                         .flags = IOP_EV_COLL | IOP_EV_BYTES | IOP_EV_OFFSET};
+}
+
+static struct iop_event *stage_one(struct lg_rank *r)
+{
+	struct iop_event *st = grow(r->stage, &r->cap_stage, r->n_stage + 1, sizeof *st);
+	if (!st)
+		return NULL;
+	r->stage = st;
+	return &st[r->n_stage++];
+}
+
+/* The collective call due before the workload's next (due) and by now,
+ * when there is one: staged (true, *err set), or skipped when more than a
+ * batch behind. Not inside a nested call (its parent is due first): one
+ * held back by it ends with it. */
+static bool coll_generate(struct lg_rank *r, const struct lg_opts *o, uint64_t due, uint64_t now_ns,
+                          uint64_t real0_ns, enum iop_err *err)
+{
+	if (o->coll_per_s <= 0 || r->in_group)
+		return false;
+	uint64_t batch_ns = o->batch_ms * 1000000u;
+	uint64_t cdue = coll_due_ns(r, o);
+	if (cdue > due || cdue > now_ns)
+		return false;
+	if (now_ns > batch_ns && cdue < now_ns - batch_ns) {
+		r->coll_skipped++; /* numbered all the same: the others made it */
+		r->coll_k++;
+		return true;
+	}
+	struct iop_event *ev = stage_one(r);
+	if (!ev) {
+		*err = IOP_ERR_NOMEM;
+		return true;
+	}
+	uint64_t end = real0_ns + cdue;
+	coll_event(r, o, ev, end > r->last_ns ? end : r->last_ns);
+	if ((*err = count(r, ev)) != IOP_OK)
+		return true;
+	if (r->events++ == 0)
+		r->first_ns = ev->end_ns;
+	r->last_ns = ev->end_ns;
+	r->colls++;
+	r->coll_k++;
+	return true;
+}
+
 enum iop_err lg_rank_generate(struct lg_rank *r, const struct lg_opts *o, uint64_t now_ns,
                               uint64_t real0_ns)
 {
@@ -119,6 +250,12 @@ enum iop_err lg_rank_generate(struct lg_rank *r, const struct lg_opts *o, uint64
 			r->done = true;
 			break;
 		}
+		enum iop_err cerr = IOP_OK;
+		if (coll_generate(r, o, due, now_ns, real0_ns, &cerr)) {
+			if (cerr != IOP_OK)
+				return cerr;
+			continue;
+		}
 		if (due > now_ns && !over)
 			break; /* a nested call's parent goes with its children, even late */
 		if (now_ns > batch_ns && due < now_ns - batch_ns) {
@@ -131,11 +268,9 @@ enum iop_err lg_rank_generate(struct lg_rank *r, const struct lg_opts *o, uint64
 			r->sched_k = k;
 			continue;
 		}
-		struct iop_event *st = grow(r->stage, &r->cap_stage, r->n_stage + 1, sizeof *st);
-		if (!st)
+		struct iop_event *ev = stage_one(r);
+		if (!ev)
 			return IOP_ERR_NOMEM;
-		r->stage = st;
-		struct iop_event *ev = &st[r->n_stage++];
 		*ev = r->ahead;
 		ev->end_ns = real0_ns + due;
 		if (ev->dur_ns > ev->end_ns)

@@ -106,15 +106,28 @@ static double rate(uint64_t n, double s)
 }
 
 /* The counts a rank and the totals both report, in this order. */
-enum { C_EVENTS, C_SENT, C_DROPPED, C_FRAMES, C_REFUSED, C_WIRE, C_INFLIGHT, C_SKIPPED, C__COUNT };
-static const char *const count_names[C__COUNT] = {"events",          "events_sent",   "dropped",
-                                                  "frames",          "refused_sends", "wire_bytes",
-                                                  "inflight_records", "skipped"};
+enum {
+	C_EVENTS,
+	C_SENT,
+	C_DROPPED,
+	C_FRAMES,
+	C_REFUSED,
+	C_WIRE,
+	C_INFLIGHT,
+	C_SKIPPED,
+	C_COLLS,
+	C_COLL_SKIPPED,
+	C__COUNT
+};
+static const char *const count_names[C__COUNT] = {
+    "events",     "events_sent",      "dropped", "frames",      "refused_sends",
+    "wire_bytes", "inflight_records", "skipped", "collectives", "collectives_skipped"};
 
 static void counts_of(const struct lg_rank *r, uint64_t v[C__COUNT])
 {
-	const uint64_t c[C__COUNT] = {r->events,  r->events_sent, r->dropped, r->frames,
-	                              r->refused, r->wire_bytes,  r->inflight, r->skipped};
+	const uint64_t c[C__COUNT] = {r->events,  r->events_sent, r->dropped,  r->frames,
+	                              r->refused, r->wire_bytes,  r->inflight, r->skipped,
+	                              r->colls,   r->coll_skipped};
 	memcpy(v, c, sizeof c);
 }
 
@@ -174,6 +187,8 @@ static json_t *config_json(const struct lg_opts *o)
 	set(j, "slow_factor", json_real(o->slow_factor));
 	set(j, "send_timeout_ms", num((uint64_t)o->send_timeout_ms));
 	set(j, "job", json_string(job));
+	set(j, "coll_per_s", json_real(o->coll_per_s));
+	set(j, "coll_group", num(o->coll_group));
 	return j;
 }
 

@@ -9,6 +9,8 @@
  *                          sends so that nothing is refused
  *   slow_rank              a straggler's calls take --slow-factor times longer
  *   refused_without_peer   NN_DONTWAIT into nobody: refusals and drops counted
+ *   collectives            --coll-per-s: every rank's collective calls reach
+ *                          the sink, the same number on every rank
  *
  * Every wait is bounded: the sinks have --timeout-s, and the children are
  * killed at a deadline. */
@@ -316,6 +318,63 @@ static void refused_without_peer(void **state)
 	json_decref(lg);
 }
 
+/* mpiio.write.ops of a counters or events tree (0 when absent). */
+static json_int_t mpiio_writes(json_t *tree)
+{
+	json_t *w = json_object_get(json_object_get(tree, "mpiio"), "write");
+	return w ? geti(w, "ops") : 0;
+}
+
+static void collectives(void **state)
+{
+	struct run *r = *state;
+	char url[128];
+	snprintf(url, sizeof url, "ipc://%s/c.ipc", r->dir);
+	pid_t s = start_sink(r, "c", 4);
+	/* the random workload has no MPI-IO calls: its MPI-IO writes are the
+	 * collective calls alone */
+	const char *opts[] = {"--url",
+	                      url,
+	                      "--ranks",
+	                      "4",
+	                      "--events-per-s",
+	                      "2000",
+	                      "--duration-s",
+	                      "1",
+	                      "--workload",
+	                      "random",
+	                      "--coll-per-s",
+	                      "50",
+	                      "--coll-group",
+	                      "2",
+	                      "--send-timeout-ms",
+	                      "5000",
+	                      NULL};
+	json_t *lg = loadgen(r, opts);
+	assert_int_equal(wait_exit(s, WAIT_S), 0);
+	json_t *sink = load(r, "c.json"), *ranks = json_object_get(lg, "ranks"), *v;
+	check_sink_clean(sink);
+	size_t i;
+	json_int_t made = -1;
+	json_array_foreach(ranks, i, v)
+	{
+		check_rank(v, sink);
+		json_int_t n = geti(v, "collectives") + geti(v, "collectives_skipped");
+		if (made < 0)
+			made = n;
+		assert_int_equal(n, made); /* every rank the same calls */
+		assert_int_equal(mpiio_writes(json_object_get(v, "events_by_layer")),
+		                 geti(v, "collectives"));
+		json_t *got = find_rank(json_object_get(sink, "ranks"), geti(v, "rank"));
+		assert_int_equal(mpiio_writes(json_object_get(got, "events")),
+		                 geti(v, "collectives"));
+	}
+	printf("collectives: %lld a rank in 1 s at 50/s\n", (long long)made);
+	assert_true(made >= 45 && made <= 50);
+	json_decref(lg);
+	json_decref(sink);
+}
+
 static int setup(void **state)
 {
 	struct run *r = calloc(1, sizeof *r);
@@ -347,6 +406,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(exact_totals_two_urls, setup, teardown),
 	    cmocka_unit_test_setup_teardown(slow_rank, setup, teardown),
 	    cmocka_unit_test_setup_teardown(refused_without_peer, setup, teardown),
+	    cmocka_unit_test_setup_teardown(collectives, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

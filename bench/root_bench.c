@@ -1,6 +1,7 @@
 /* Root cost for a big job: 4096 simulated ranks behind 64 leaves, 1000
- * events/s each, sending tick deltas over real nanomsg (tcp on loopback)
- * to a real root process (`iopulse collector --role root`).
+ * events/s and 10 collective calls a second each, sending tick deltas over
+ * real nanomsg (tcp on loopback) to a real root process (`iopulse collector
+ * --role root`).
  *
  *   root_cpu_frac_4096   the root's CPU time (user + system, /proc/PID/stat)
  *                        over the measured wall time: cores it used
@@ -26,7 +27,15 @@
  * SECONDS (environment, default 20) are. ROOT_BENCH_TRACE=1 prints the
  * root's resident set each second; ROOT_BENCH_HISTORY_MIB=N starts the root
  * with --history-mib N; ROOT_BENCH_LEAF_FILES=N makes the leaves keep N
- * files a tick (default COLL_LEAF_MAX_FILES, 512; 2048 before). Usage: root_bench [NAME...]. */
+ * files a tick (default COLL_LEAF_MAX_FILES, 512; 2048 before).
+ *
+ * Collective calls: each rank also makes ROOT_BENCH_COLL_PER_S (default
+ * 10; 0: none, the mix before them) MPI-IO write_at_all calls a second,
+ * numbered (IOP_EV_COLL), on the shared file of its communicator of
+ * ROOT_BENCH_COLL_GROUP consecutive ranks (default 0: all 4096), every
+ * communicator's last rank arriving last (bench/loadgen_rank.c). Their
+ * instances go up in the leaves' deltas, and the root matches them as
+ * each tick closes. Usage: root_bench [NAME...]. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -54,6 +63,8 @@
 
 static const struct iop_key key = {{9, 8, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 8}};
 static const uint64_t job_id = 0x5eed4096;
+static double coll_per_s = 10;
+static uint32_t coll_group;
 
 struct leaf_made {
 	struct coll_delta d[PREP_TICKS];
@@ -86,7 +97,8 @@ static void make_leaf(unsigned leaf, uint64_t t0, struct leaf_made *m, uint64_t 
 	struct lg_opts o = {.ranks = LEAVES * RANKS_PER, .nodes = LEAVES, .threads = 1,
 	                    .events_per_s = 1000, .duration_s = -1, .batch_ms = 100,
 	                    .slow_rank = -1, .slow_factor = 1, .workload = IOP_WL_MIXED,
-	                    .seed = 1, .job_id = job_id, .key = key, .n_urls = 1};
+	                    .seed = 1, .job_id = job_id, .key = key, .n_urls = 1,
+	                    .coll_per_s = coll_per_s, .coll_group = coll_group};
 	struct coll_leaf_cfg cfg;
 	coll_leaf_cfg_default(&cfg);
 	if (getenv("ROOT_BENCH_LEAF_FILES"))
@@ -217,6 +229,10 @@ int main(int argc, char **argv)
 	double seconds = getenv("SECONDS") ? atof(getenv("SECONDS")) : 20;
 	if (seconds < 5)
 		seconds = 5;
+	if (getenv("ROOT_BENCH_COLL_PER_S"))
+		coll_per_s = atof(getenv("ROOT_BENCH_COLL_PER_S"));
+	if (getenv("ROOT_BENCH_COLL_GROUP"))
+		coll_group = (uint32_t)atoi(getenv("ROOT_BENCH_COLL_GROUP"));
 	static struct leaf_made made[LEAVES];
 	uint64_t t0 = iop_real_ns() / TICK_NS * TICK_NS, events = 0;
 	uint64_t prep0 = iop_mono_ns();
@@ -225,12 +241,17 @@ int main(int argc, char **argv)
 		if (made[i].n < 2)
 			die("a leaf made fewer than 2 ticks", IOP_ERR_STATE);
 	}
-	uint64_t rows = 0;
-	for (unsigned i = 0; i < LEAVES; i++)
-		rows += made[i].d[made[i].n - 1].tick.n;
+	uint64_t rows = 0, insts = 0, arrivals = 0;
+	for (unsigned i = 0; i < LEAVES; i++) {
+		const struct coll_delta *d = &made[i].d[made[i].n - 1];
+		rows += d->tick.n;
+		insts += d->inst.n;
+		arrivals += d->inst.na;
+	}
 	fprintf(stderr, "root_bench: made %u leaves' deltas (%" PRIu64 " events, ~%" PRIu64
-	        " rows a tick) in %.1f s\n", LEAVES, events, rows,
-	        (double)(iop_mono_ns() - prep0) / 1e9);
+	        " rows a tick; collective calls %.0f/s a rank: %" PRIu64 " instances from %"
+	        PRIu64 " ranks' parts a tick over the leaves) in %.1f s\n", LEAVES, events, rows,
+	        coll_per_s, insts, arrivals, (double)(iop_mono_ns() - prep0) / 1e9);
 
 	char url[64];
 	snprintf(url, sizeof url, "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
@@ -294,11 +315,13 @@ int main(int argc, char **argv)
 		        " deltas: it did not keep up\n", acked, sent);
 	if (bench_wanted(argc, argv, "root_cpu_frac_4096"))
 		printf("root_cpu_frac_4096 %.3f cores (target <= %.2f; %.0f s measured, %" PRIu64
-		       "/%" PRIu64 " deltas acknowledged)\n", cpu / wall, CPU_TARGET, wall, acked, sent);
+		       "/%" PRIu64 " deltas acknowledged; %.0f collective calls/s a rank)\n",
+		       cpu / wall, CPU_TARGET, wall, acked, sent, coll_per_s);
 	if (bench_wanted(argc, argv, "root_rss_mib_4096"))
 		printf("root_rss_mib_4096 %.1f MiB (target <= %.0f; peak resident over the run; "
-		       "%.2f MiB a tick after the warm-up, %.2f over the last 5 ticks)\n",
-		       rss, RSS_TARGET, per_tick, late_tick);
+		       "%.2f MiB a tick after the warm-up, %.2f over the last 5 ticks; %.0f "
+		       "collective calls/s a rank)\n",
+		       rss, RSS_TARGET, per_tick, late_tick, coll_per_s);
 	for (unsigned i = 0; i < LEAVES; i++)
 		for (unsigned j = 0; j < made[i].n; j++)
 			coll_delta_free(&made[i].d[j]);

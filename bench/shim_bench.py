@@ -41,10 +41,32 @@
                           collector address (passive: the wrappers call
                           straight through); what interposition alone adds
                           (informational)
+  shim_collective_added_ns
+                          what the shim adds to a collective call: 8-byte
+                          MPI_File_write_at_all to a tmpfs file on 2 ranks
+                          (bench/coll_loop.c: 20000 calls a rank and kind,
+                          in blocks taking turns with the independent
+                          calls below); each round runs the loop without
+                          and with the shim (streaming to iop-sink), in a
+                          new order; the median of the per-round
+                          differences (IOP_BENCH_COLL_ROUNDS, default 31),
+                          each the difference of the loops' median calls
+  shim_independent_added_ns
+                          the same for MPI_File_write_at (independent),
+                          from the same runs
+  shim_collective_vs_independent
+                          the first over the second: the target is <= 1
+                          (shim_collective_minus_independent_added_ns: the
+                          median of the per-round differences between the
+                          two, which a run's own speed moves less; the
+                          _mean_ns figures: the loops' mean call instead of
+                          the median one, with the sender's and the
+                          collector's share of the ranks' two cores)
 
 Prints "NAME VALUE UNIT" lines. Usage: shim_bench.py BUILD_DIR [NAME...]
 IOP_BENCH_ROUNDS: rounds of the fpp runs (default 7); more resolve smaller
-differences on a noisy host."""
+differences on a noisy host. IOP_BENCH_COLL_ROUNDS: rounds of the
+collective-call runs (default 31); each round's figures go to stderr."""
 import json, os, random, re, shutil, statistics, subprocess, sys, tempfile, time
 
 build = sys.argv[1]
@@ -54,6 +76,7 @@ sink = os.path.join(build, "tests/support/iop-sink")
 loop = os.path.join(build, "bench/pwrite_loop")
 fpp = os.path.join(build, "examples/fpp")
 floor_lib = os.path.join(build, "bench/clock_floor.so")
+coll_loop = os.path.join(build, "bench/coll_loop")
 iopulse = os.path.abspath(os.path.join(build, "cli/iopulse"))
 work = tempfile.mkdtemp(prefix="iop-bench-")
 shm = tempfile.mkdtemp(prefix="iop-bench-", dir="/dev/shm")
@@ -153,6 +176,60 @@ def fpp_times(extra_modes=(), rounds=int(os.environ.get("IOP_BENCH_ROUNDS", "7")
     return ratios, dropped, times
 
 
+def coll_pairs(rounds=int(os.environ.get("IOP_BENCH_COLL_ROUNDS", "31")), n=20000):
+    """What the shim adds to a call of MPI_File_write_at_all ("coll") and of
+    MPI_File_write_at ("indep"), both from the same runs (bench/coll_loop.c),
+    so a round's load weighs on both: per figure the median over the rounds
+    of (with the shim - without). Two figures a kind: "median", the
+    difference of the median calls (the call itself, the shim's code in the
+    calling thread), and "mean", of the whole loop's time per call (with
+    what the sender and the collector take from the ranks' cores now and
+    then on a host whose cores they keep busy; a collective call makes
+    every rank wait for the one held up). And "excess", per round what the
+    shim added to the median collective call minus what it added to the
+    median independent one: a launch's state (where its ranks run, the
+    host's load) moves both kinds' calls alike, by more than the shim's
+    cost, and cancels there. Returns (added, base, excess, dropped):
+    added[kind][figure], base[kind][figure] (without the shim)."""
+    sinkp, url, out = start_sink("coll", 2 * rounds)
+    target = os.path.join(shm, "coll.dat")
+    kinds, figures = ("coll", "indep"), ("median", "mean")
+    added = {k: {f: [] for f in figures} for k in kinds}
+    base = {k: {f: [] for f in figures} for k in kinds}
+    excess = []
+    order = random.Random(2)
+    pat = re.compile(r"coll_ns_per_call ([0-9.]+) indep_ns_per_call ([0-9.]+) "
+                     r"coll_median_ns ([0-9.]+) indep_median_ns ([0-9.]+)")
+    for i in range(rounds):
+        t = {}
+        for mode in order.sample(("off", "on"), 2):
+            cmd = ["mpirun.openmpi", "--oversubscribe", "-n", "2"]
+            if mode == "on":
+                cmd += ["-x", "LD_PRELOAD=" + shim, "-x", "IOPULSE_ADDR=" + url,
+                        "-x", "IOPULSE_KEY=" + key]
+            cmd += [coll_loop, target, str(n), "8"]
+            r = subprocess.run(cmd, env=env_mpi, capture_output=True, text=True, timeout=300,
+                               check=True)
+            v = [float(x) for x in pat.search(r.stdout).groups()]
+            t[mode] = {"coll": {"mean": v[0], "median": v[2]},
+                       "indep": {"mean": v[1], "median": v[3]}}
+        for k in kinds:
+            for f in figures:
+                added[k][f].append(t["on"][k][f] - t["off"][k][f])
+                base[k][f].append(t["off"][k][f])
+        excess.append(added["coll"]["median"][-1] - added["indep"]["median"][-1])
+        print("shim_bench: collective round %d: median call write_at_all %.0f -> %.0f ns, "
+              "write_at %.0f -> %.0f ns; mean write_at_all %.0f -> %.0f ns, write_at %.0f -> "
+              "%.0f ns" % (i + 1, t["off"]["coll"]["median"], t["on"]["coll"]["median"],
+                           t["off"]["indep"]["median"], t["on"]["indep"]["median"],
+                           t["off"]["coll"]["mean"], t["on"]["coll"]["mean"],
+                           t["off"]["indep"]["mean"], t["on"]["indep"]["mean"]), file=sys.stderr)
+    summary = read_summary(sinkp, out, 2 * rounds)
+    dropped = sum(p["stats"]["dropped"] for p in summary["processes"])
+    med = lambda d: {k: {f: statistics.median(d[k][f]) for f in figures} for k in kinds}
+    return med(added), med(base), statistics.median(excess), dropped
+
+
 def process_added_ms(rounds=5, n=30):
     """Per short-lived process: (loop of n under iopulse run - empty loop
     under it) - (loop of n - empty loop), over n, median of the rounds."""
@@ -186,6 +263,27 @@ try:
         added_mt, base_mt, _, _ = pwrite_pairs(extra=("idle-thread",))
         print("shim_added_ns_per_call_threaded %.1f ns" % added_mt)
         print("pwrite_1byte_ns_per_call_threaded %.1f ns" % base_mt)
+    coll_names = {"shim_collective_added_ns", "shim_independent_added_ns",
+                  "shim_collective_vs_independent"}
+    if wanted & coll_names:
+        added, base, excess, dropped = coll_pairs()
+
+        def ratio(a, b):
+            return a / b if b > 0 else float("nan")
+        print("shim_collective_added_ns %.1f ns" % added["coll"]["median"])
+        print("shim_independent_added_ns %.1f ns" % added["indep"]["median"])
+        print("shim_collective_vs_independent %.2f x" % ratio(added["coll"]["median"],
+                                                              added["indep"]["median"]))
+        print("shim_collective_minus_independent_added_ns %.1f ns" % excess)
+        print("shim_collective_added_mean_ns %.1f ns" % added["coll"]["mean"])
+        print("shim_independent_added_mean_ns %.1f ns" % added["indep"]["mean"])
+        print("shim_collective_vs_independent_mean %.2f x" % ratio(added["coll"]["mean"],
+                                                                   added["indep"]["mean"]))
+        print("mpiio_write_at_all_8byte_ns_per_call %.1f ns (median call %.1f)"
+              % (base["coll"]["mean"], base["coll"]["median"]))
+        print("mpiio_write_at_8byte_ns_per_call %.1f ns (median call %.1f)"
+              % (base["indep"]["mean"], base["indep"]["median"]))
+        print("shim_collective_dropped_events %d events" % dropped)
     if "shim_process_added_ms" in wanted:
         print("shim_process_added_ms %.2f ms" % process_added_ms())
     fpp_names = {"fpp_overhead_ratio", "shim_dropped_events",

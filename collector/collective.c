@@ -250,13 +250,17 @@ static bool match(struct coll_matcher *m, const struct coll_instset *s, const st
 	for (uint32_t i = 1; i < u; i++)
 		if (m->tmp[i].dur_ns < m->tmp[last].dur_ns)
 			last = i;
-	uint64_t min = m->tmp[last].dur_ns, total = 0;
+	uint64_t min = m->tmp[last].dur_ns, own = m->tmp[last].excl_ns, total = 0;
 	unsigned cls = iop_op_class(in->op);
 	for (uint32_t i = 0; i < u; i++) {
 		const struct coll_arrival *a = &m->tmp[i];
+		/* the time it came before the last one, but only what of it
+		 * is exclusive time beyond the last one's: time in the calls
+		 * it issued is its own I/O (or waits counted at their layer) */
 		uint64_t wait = a->dur_ns - min;
-		if (wait > a->excl_ns)
-			wait = a->excl_ns;
+		uint64_t beyond = a->excl_ns > own ? a->excl_ns - own : 0;
+		if (wait > beyond)
+			wait = beyond;
 		total += wait;
 		if (i == last)
 			continue;

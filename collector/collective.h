@@ -10,10 +10,12 @@
  * Every rank leaves a synchronising collective at about the same moment,
  * so the rank with the shortest duration arrived last, and each other
  * rank waited its duration minus that shortest one: durations only, so
- * node clocks need not agree. A rank's wait is never more than its
- * exclusive time in the call (time in POSIX calls it issued is its own
- * I/O, an aggregator's writes are not waiting), so waits at nested layers
- * (HDF5 over MPI-IO) add up without counting a moment twice.
+ * node clocks need not agree. Of that, only the rank's exclusive time
+ * beyond the last rank's counts: time in the calls it issued is its own
+ * I/O (an aggregator's POSIX writes) or a wait counted at that call's own
+ * layer (an H5Dwrite's MPI_File_write_at_all), so waits at nested layers
+ * add up without counting a moment twice, and the work every rank does
+ * in the call (the last one's exclusive time) is not waiting.
  *
  * A matched instance adds to the closing tick's rows:
  *   RANK (each rank)   wait_ns, match_ops; the last one also last_ops and

@@ -176,6 +176,13 @@ static uint64_t lift(uint64_t *dst, uint64_t v)
 	return up;
 }
 
+static uint32_t lift32(uint32_t *dst, uint32_t v)
+{
+	uint32_t up = v > *dst ? v - *dst : 0;
+	*dst += up;
+	return up;
+}
+
 /* coll_ctrset_add with c's hash (counter_hash) given. */
 static enum iop_err ctr_add(struct coll_ctrset *s, const struct coll_counter *c, uint64_t h,
                             uint32_t max, struct coll_counter *grew)
@@ -201,7 +208,7 @@ static enum iop_err ctr_add(struct coll_ctrset *s, const struct coll_counter *c,
 		grew->time_ns = lift(&d->time_ns, c->time_ns);
 		grew->errors = lift(&d->errors, c->errors);
 		for (unsigned k = 0; k < COLL_PAT__COUNT; k++)
-			grew->pat[k] = lift(&d->pat[k], c->pat[k]);
+			grew->pat[k] = lift32(&d->pat[k], c->pat[k]);
 		return IOP_OK;
 	}
 	enum iop_err e = reserve((void **)&s->v, s->n, &s->cap, sizeof(*s->v), max);
@@ -377,7 +384,7 @@ enum iop_err coll_counter_decode_v(struct coll_counter *k, struct iop_rcur *c, u
 	k->time_ns = iop_get_varint(c);
 	k->errors = iop_get_varint(c);
 	for (unsigned i = 0; version >= 3 && i < COLL_PAT__COUNT; i++)
-		k->pat[i] = iop_get_varint(c);
+		k->pat[i] = coll_pat_count(iop_get_varint(c));
 	if (c->err)
 		return c->err;
 	if (k->layer >= IOP_LAYER__COUNT || k->cls >= IOP_CLASS__COUNT)

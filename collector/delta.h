@@ -33,12 +33,21 @@ struct coll_counter {
 	uint64_t file; /* path hash; 0 = calls on no file */
 	uint64_t ops, bytes, time_ns, errors;
 	/* its data calls with an offset per access pattern (pattern.h), as the
-	 * leaf counted them from the events (dropped events are missing) */
-	uint64_t pat[COLL_PAT__COUNT];
+	 * leaf counted them from the events (dropped events are missing);
+	 * shares, not totals: they stop at 2^32 - 1 (COLL_PAT_MAX). 32 bits
+	 * save a sixth of a counter, and the 4096-rank root keeps a million */
+	uint32_t pat[COLL_PAT__COUNT];
 	uint32_t rank;
 	uint32_t node, pid, image;
 	uint8_t layer, cls;
 };
+
+#define COLL_PAT_MAX UINT32_MAX
+/* A pattern count as a counter keeps it. */
+static inline uint32_t coll_pat_count(uint64_t n)
+{
+	return n < COLL_PAT_MAX ? (uint32_t)n : COLL_PAT_MAX;
+}
 
 /* A set of counters, one per (process, file, rank, layer, class). */
 struct coll_ctrset {

@@ -611,7 +611,8 @@ static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_
 		                                   .errors = now.errors, .rank = p->rank,
 		                                   .node = p->node, .pid = p->pid, .image = p->image,
 		                                   .layer = c->layer, .cls = c->cls};
-		memcpy(grown[n - 1].pat, pat, sizeof(pat));
+		for (unsigned k = 0; k < COLL_PAT__COUNT; k++)
+			grown[n - 1].pat[k] = coll_pat_count(pat[k]);
 	}
 	(void)coll_delta_add_counters(delta_now(l, now_ns), grown, n);
 }

@@ -241,7 +241,8 @@ bool proc_take_pattern(struct proc *p, struct coll_counter *out)
 		                             .image = p->image,
 		                             .layer = (uint8_t)(k >> 4 & 15),
 		                             .cls = (uint8_t)(k & 15)};
-		memcpy(out->pat, s->pat.n, sizeof(out->pat));
+		for (unsigned i = 0; i < COLL_PAT__COUNT; i++)
+			out->pat[i] = coll_pat_count(s->pat.n[i]);
 		return true;
 	}
 	return false;

@@ -89,5 +89,22 @@ int main(int argc, char **argv)
 	iop_enc_inflight(&e, &fl);
 	iop_enc_finish(&e, &fuzz_key, &len);
 	bad |= save(argv[1], "inflight", buf, len - IOP_MAC_BYTES);
+	/* collective calls of one rank, numbered (wire version 2) */
+	iop_enc_begin(&e, buf, sizeof buf, &h, NULL);
+	for (uint32_t i = 1; i <= 3; i++) {
+		struct iop_event ev = {.end_ns = 2000000 + i * 1000,
+		                       .dur_ns = 900,
+		                       .bytes = 4096,
+		                       .offset = i * 4096,
+		                       .coll_seq = i,
+		                       .coll_size = 4,
+		                       .layer = IOP_LAYER_MPIIO,
+		                       .op = i == 3 ? IOP_OP_CLOSE : IOP_OP_WRITE_COLL,
+		                       .flags = i == 3 ? IOP_EV_COLL
+		                                       : IOP_EV_COLL | IOP_EV_BYTES | IOP_EV_OFFSET};
+		iop_enc_event(&e, &ev);
+	}
+	iop_enc_finish(&e, &fuzz_key, &len);
+	bad |= save(argv[1], "collective", buf, len - IOP_MAC_BYTES);
 	return bad;
 }

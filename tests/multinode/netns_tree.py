@@ -170,6 +170,7 @@ def run_job(a, tmp):
         raise SystemExit(f"FAIL: iopulse run exited {p.returncode}:\n{p.stderr}")
     s = json.load(open(summary))
     bad = inexact(s, tmp, "run", 3, WRITES // 2)
+    bad += one_leaf_each(s, os.environ.get("TMPDIR") or "/tmp")  # the ranks' TMPDIR is ours
     nodes = s["job"]["nodes"]
     if bad or nodes != 3:
         raise SystemExit("FAIL: iopulse run across 3 hosts:\n  " + "\n  ".join(bad)
@@ -303,7 +304,7 @@ def late_job(a, tmp):
     cmd = iopulse_run_h1(a, ["--headless", "--summary-json", summary, "--alerts", alerts, "--"]) \
         + launch + [a.late, "-d", data, "-n", str(LATE_CALLS)]
     t0 = time.time()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     check_late(os.path.basename(a.mpirun), p, summary, alerts, "/tmp", time.time() - t0)
     shutil.rmtree(data, ignore_errors=True)
 
@@ -360,11 +361,11 @@ def check_late(launcher, p, summary, alerts, tmpdir, took):
     leaves = one_leaf_each(s, tmpdir)
     if leaves:
         bad("\n  ".join(leaves))
-    # The summary's wait_s is the wait in every collective call, the
-    # measured one in the timed writes only: the reads (and opens and
-    # closes) add their waits, ~0.4 s over 30 reads with MPICH here, about
-    # what the late rank, which never waits in the writes, shows.
-    waits = ", ".join(f"{r} {ranks[r]['wait_s']:.2f}/{truth[r]['wait_s']:.2f}" for r in range(6))
+    # The summary's wait_s is the wait in every collective call: it is
+    # compared with all_wait_s, the program's own measure over every
+    # collective call (opens, closes and reads besides the late writes).
+    waits = ", ".join(f"{r} {ranks[r]['wait_s']:.2f}/{truth[r]['all_wait_s']:.2f}"
+                      for r in range(6))
     others = [ranks[r]["wait_s"] for r in range(6) if r != late]
     if ranks[late]["wait_s"] * 3 > min(others):
         bad(f"the late rank {late} waited {ranks[late]['wait_s']:.3f} s by the summary, over a "
@@ -373,10 +374,11 @@ def check_late(launcher, p, summary, alerts, tmpdir, took):
     for r, d in sorted(truth.items()):
         if r == late:
             continue
-        got, want = ranks[r]["wait_s"], d["wait_s"]
-        if want < 0.7 * due:
-            bad(f"rank {r} measured a wait of {want:.3f} s, want about {due:.1f} s: the "
-                f"collective write did not synchronise (OMPIO's fcoll individual?)")
+        got, want = ranks[r]["wait_s"], d["all_wait_s"]
+        if d["wait_s"] < 0.7 * due:
+            bad(f"rank {r} measured a wait of {d['wait_s']:.3f} s in the writes, want about "
+                f"{due:.1f} s: the collective write did not synchronise (OMPIO's fcoll "
+                f"individual?)")
         if abs(got - want) > 0.15 * want:
             bad(f"rank {r}: summary wait_s {got:.3f}, measured {want:.3f} (more than 15 % "
                 f"apart; wait_s summary/measured: {waits})")
