@@ -17,6 +17,12 @@
  *                                         (every tick whole: ~16 times more)
  *   recording_kib_per_rank_hour_by_rate   the lean one at 1 and 10 calls/s a rank
  *
+ *   recording_rows_by_kind                every closed tick's rows by kind (RANK,
+ *                                         FILE, LAYER, SITE), each compressed
+ *                                         alone, with the previous tick as a
+ *                                         prefix, and without histograms: where a
+ *                                         tick's bytes go (docs/recording.md)
+ *
  * Each line also splits the file into its DELTA and KEYFRAME frames' bytes.
  * Usage: recsize_bench [NAME...]. */
 #include <inttypes.h>
@@ -25,6 +31,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <zstd.h>
 
 #include "bench_util.h"
 #include "clock.h"
@@ -42,12 +50,80 @@
 static const struct iop_key key = {{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3}};
 static const uint64_t job_id = 0x7ec0;
 
+/* What each kind of row of the root's closed ticks costs, each tick's
+ * rows of one kind encoded alone and compressed as a recording's frame is
+ * (zstd level 1): as they are, with the previous tick's encoding as a
+ * zstd prefix (what delta-coding against the last tick could win at
+ * most), and without their histograms; and the ticks with FILE rows
+ * folded to 256 (the "other" row). Bytes summed over the run. */
+enum { ROWS_AS_IS, ROWS_PREFIX, ROWS_NO_HIST, ROWS_COUNT, ROWS__N };
+struct rows_by_kind {
+	uint64_t by[COLL_ROW_SITE + 1][ROWS__N];
+	uint64_t folded256; /* every row, FILE rows folded to 256 */
+	struct coll_tick one;
+	uint8_t *raw, *prev[COLL_ROW_SITE + 1], *z;
+	size_t prev_n[COLL_ROW_SITE + 1];
+	ZSTD_CCtx *cc;
+};
+
 struct pipe {
 	struct coll_root *root;
 	struct coll_record *rec;
 	uint64_t ticks;
 	bool keyframes;
+	struct rows_by_kind *rows; /* the recording_rows_by_kind benchmark */
 };
+
+#define ROWS_BUF (16u << 20)
+
+/* Compressed bytes of raw[0, n), with prefix pre[0, pn) when pn > 0. */
+static uint64_t compressed(struct rows_by_kind *r, size_t n, const uint8_t *pre, size_t pn)
+{
+	ZSTD_CCtx_reset(r->cc, ZSTD_reset_session_only);
+	ZSTD_CCtx_setParameter(r->cc, ZSTD_c_compressionLevel, 1);
+	if (pn)
+		ZSTD_CCtx_refPrefix(r->cc, pre, pn);
+	size_t z = ZSTD_compress2(r->cc, r->z, ZSTD_compressBound(ROWS_BUF), r->raw, n);
+	return ZSTD_isError(z) ? 0 : z;
+}
+
+static size_t encoded(struct rows_by_kind *r, const struct coll_tick *k)
+{
+	struct iop_wcur c = iop_wcur_make(r->raw, ROWS_BUF);
+	coll_tick_encode(k, &c);
+	return c.err ? 0 : (size_t)(c.p - r->raw);
+}
+
+/* r->one := k's rows of kind (0: every kind). */
+static void rows_of(struct rows_by_kind *r, const struct coll_tick *k, int kind)
+{
+	coll_tick_reset(&r->one, k->t);
+	for (uint32_t i = 0; i < k->n; i++) {
+		struct coll_cell *c;
+		if ((!kind || k->key[i].kind == kind) && !coll_tick_row(&r->one, &k->key[i], &c))
+			(void)coll_cell_merge(c, &k->cell[i]);
+	}
+}
+
+static void rows_tick(struct rows_by_kind *r, const struct coll_tick *k)
+{
+	for (int kind = COLL_ROW_RANK; kind <= COLL_ROW_SITE; kind++) {
+		rows_of(r, k, kind);
+		uint64_t *by = r->by[kind];
+		by[ROWS_COUNT] += r->one.n;
+		size_t n = encoded(r, &r->one);
+		by[ROWS_AS_IS] += compressed(r, n, NULL, 0);
+		by[ROWS_PREFIX] += compressed(r, n, r->prev[kind], r->prev_n[kind]);
+		memcpy(r->prev[kind], r->raw, n);
+		r->prev_n[kind] = n;
+		for (uint32_t i = 0; i < r->one.n; i++)
+			iop_hist_reset(&r->one.cell[i].hist);
+		by[ROWS_NO_HIST] += compressed(r, encoded(r, &r->one), NULL, 0);
+	}
+	rows_of(r, k, 0);
+	(void)coll_tick_fold_files(&r->one, 256);
+	r->folded256 += compressed(r, encoded(r, &r->one), NULL, 0);
+}
 
 static void die(const char *what, enum iop_err e)
 {
@@ -64,6 +140,11 @@ static void to_root(void *arg, struct coll_delta *d)
 static void record(void *arg, const struct coll_delta *d, const struct coll_state *s)
 {
 	struct pipe *p = arg;
+	if (p->rows) {
+		rows_tick(p->rows, &d->tick);
+		p->ticks++;
+		return;
+	}
 	if (p->keyframes)
 		coll_record_tick_state(p->rec, d, s);
 	else
@@ -104,7 +185,7 @@ struct result {
 
 /* Records SECONDS of RANKS loadgen ranks at rate calls/s each (above). */
 static void measure(unsigned ranks, unsigned seconds, double rate, uint64_t detail_ns,
-                    bool keyframes, bool keep, struct result *res)
+                    bool keyframes, bool keep, struct rows_by_kind *rows, struct result *res)
 {
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char path[4096];
@@ -127,7 +208,7 @@ static void measure(unsigned ranks, unsigned seconds, double rate, uint64_t deta
 	struct coll_root_cfg rc;
 	coll_root_cfg_default(&rc, lc.tick_ns);
 	struct coll_leaf *leaf;
-	struct pipe p = {.keyframes = keyframes};
+	struct pipe p = {.keyframes = keyframes, .rows = rows};
 	enum iop_err e = coll_leaf_new(&lc, T0, &leaf);
 	if (!e)
 		e = coll_root_new(&rc, T0, &p.root);
@@ -199,12 +280,12 @@ int main(int argc, char **argv)
 	bool keep = getenv("KEEP_RECORDING") != NULL;
 	struct result x;
 	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour")) {
-		measure(ranks, seconds, rate, 0, keyframes, keep, &x);
+		measure(ranks, seconds, rate, 0, keyframes, keep, NULL, &x);
 		print("recording_kib_per_rank_hour", ranks, rate, &x);
 	}
 	/* --record-detail full: every tick whole, as the live root had it */
 	if (bench_wanted(argc, argv, "recording_kib_per_rank_hour_full")) {
-		measure(ranks, seconds, rate, UINT64_MAX, keyframes, keep, &x);
+		measure(ranks, seconds, rate, UINT64_MAX, keyframes, keep, NULL, &x);
 		print("recording_kib_per_rank_hour_full", ranks, rate, &x);
 	}
 	/* the same job at lower call rates: what a recording costs depends on
@@ -215,9 +296,42 @@ int main(int argc, char **argv)
 			char name[96];
 			snprintf(name, sizeof name, "recording_kib_per_rank_hour_at_%g_calls_per_s",
 			         rates[i]);
-			measure(ranks, seconds, rates[i], 0, keyframes, keep, &x);
+			measure(ranks, seconds, rates[i], 0, keyframes, keep, NULL, &x);
 			print(name, ranks, rates[i], &x);
 		}
+	}
+	/* every closed tick whole, its rows by kind (rows_tick) */
+	if (bench_wanted(argc, argv, "recording_rows_by_kind")) {
+		struct rows_by_kind *r = calloc(1, sizeof(*r));
+		if (!r || !(r->raw = malloc(ROWS_BUF)) || !(r->z = malloc(ZSTD_compressBound(ROWS_BUF))) ||
+		    !(r->cc = ZSTD_createCCtx()))
+			die("rows", IOP_ERR_NOMEM);
+		for (int k = COLL_ROW_RANK; k <= COLL_ROW_SITE; k++)
+			if (!(r->prev[k] = malloc(ROWS_BUF)))
+				die("rows", IOP_ERR_NOMEM);
+		coll_tick_init(&r->one, 0, SEC);
+		measure(ranks, seconds, rate, UINT64_MAX, false, false, r, &x);
+		double per = 1024.0 * ranks * ((double)x.ticks / 3600.0);
+		static const char *const kind[] = {"", "rank", "file", "layer", "site"};
+		for (int k = COLL_ROW_RANK; k <= COLL_ROW_SITE; k++) {
+			const uint64_t *b = r->by[k];
+			printf("recording_rows_%s_kib_per_rank_hour %.1f KiB (%u ranks at %g calls/s each, "
+			       "%.1f rows a tick; with the previous tick as a zstd prefix %.1f, "
+			       "without histograms %.1f)\n",
+			       kind[k], b[ROWS_AS_IS] / per, ranks, rate,
+			       (double)b[ROWS_COUNT] / (double)x.ticks, b[ROWS_PREFIX] / per,
+			       b[ROWS_NO_HIST] / per);
+		}
+		printf("recording_rows_files_folded_256_kib_per_rank_hour %.1f KiB (every row, FILE "
+		       "rows folded to 256 a tick)\n",
+		       r->folded256 / per);
+		coll_tick_free(&r->one);
+		for (int k = COLL_ROW_RANK; k <= COLL_ROW_SITE; k++)
+			free(r->prev[k]);
+		ZSTD_freeCCtx(r->cc);
+		free(r->raw);
+		free(r->z);
+		free(r);
 	}
 	return 0;
 }
