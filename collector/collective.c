@@ -46,20 +46,19 @@ static uint32_t probe(const struct coll_instset *s, uint64_t file, unsigned laye
 	}
 }
 
-enum iop_err coll_instset_add(struct coll_instset *s, uint64_t file, unsigned layer, unsigned op,
-                              uint32_t seq, uint32_t size, const struct coll_arrival *a)
+/* The instance (file, layer, seq), made when new; NULL when the set is
+ * full (OVERSIZED) or out of memory (*e says which). */
+static struct coll_inst *inst_of(struct coll_instset *s, uint64_t file, unsigned layer,
+                                 unsigned op, uint32_t seq, uint32_t size, enum iop_err *e)
 {
-	if (s->na >= COLL_ARRIVALS_MAX)
-		return IOP_ERR_OVERSIZED;
-	enum iop_err e = coll_array_room((void **)&s->a, sizeof(*s->a), s->na, &s->cap_a, 256);
-	if (e)
-		return e;
+	*e = IOP_OK;
 	if (s->n_slots == 0 || s->n + 1 > s->n_slots / 2) {
 		if (s->n >= COLL_INST_MAX)
 			goto find; /* full: only instances already there take arrivals */
-		e = coll_table_grow((void **)&s->v, sizeof(*s->v), &s->cap, 64, &s->slot, &s->n_slots);
-		if (e)
-			return e;
+		*e = coll_table_grow((void **)&s->v, sizeof(*s->v), &s->cap, 64, &s->slot,
+		                     &s->n_slots);
+		if (*e)
+			return NULL;
 		for (uint32_t i = 0; i < s->n; i++)
 			s->slot[probe(s, s->v[i].file, s->v[i].layer, s->v[i].seq)] = i + 1;
 	}
@@ -69,8 +68,10 @@ find:;
 	if (s->slot[sl]) {
 		in = &s->v[s->slot[sl] - 1];
 	} else {
-		if (s->n >= COLL_INST_MAX || s->n >= s->cap)
-			return IOP_ERR_OVERSIZED;
+		if (s->n >= COLL_INST_MAX || s->n >= s->cap) {
+			*e = IOP_ERR_OVERSIZED;
+			return NULL;
+		}
 		in = &s->v[s->n];
 		*in = (struct coll_inst){.file = file, .seq = seq, .size = size, .layer = (uint8_t)layer,
 		                         .op = (uint8_t)op};
@@ -78,6 +79,19 @@ find:;
 	}
 	if (size > in->size) /* ranks disagree (a forged frame): the larger */
 		in->size = size;
+	return in;
+}
+
+/* Appends arrival a to instance in (of s). */
+static enum iop_err arrive(struct coll_instset *s, struct coll_inst *in,
+                           const struct coll_arrival *a)
+{
+	if (s->na >= COLL_ARRIVALS_MAX)
+		return IOP_ERR_OVERSIZED;
+	/* in points into s->v, which this does not move */
+	enum iop_err e = coll_array_room((void **)&s->a, sizeof(*s->a), s->na, &s->cap_a, 256);
+	if (e)
+		return e;
 	struct coll_arrival *na = &s->a[s->na];
 	*na = *a;
 	na->next = 0;
@@ -93,18 +107,30 @@ find:;
 	return IOP_OK;
 }
 
-/* Adds instance in of set from (its arrivals) to dst; keeps its tick. */
+enum iop_err coll_instset_add(struct coll_instset *s, uint64_t file, unsigned layer, unsigned op,
+                              uint32_t seq, uint32_t size, const struct coll_arrival *a)
+{
+	if (s->na >= COLL_ARRIVALS_MAX)
+		return IOP_ERR_OVERSIZED;
+	enum iop_err e;
+	struct coll_inst *in = inst_of(s, file, layer, op, seq, size, &e);
+	return in ? arrive(s, in, a) : e;
+}
+
+/* Adds instance in of set from (its arrivals) to dst, with one look-up of
+ * its instance there; the new instance's tick is in's. */
 static enum iop_err add_inst(struct coll_instset *dst, const struct coll_instset *from,
                              const struct coll_inst *in)
 {
-	enum iop_err first = IOP_OK;
-	for (uint32_t at = in->head; at; at = from->a[at - 1].next) {
-		enum iop_err e = coll_instset_add(dst, in->file, in->layer, in->op, in->seq, in->size,
-		                                  &from->a[at - 1]);
-		if (e && !first)
-			first = e;
-	}
-	return first;
+	enum iop_err e;
+	struct coll_inst *to = inst_of(dst, in->file, in->layer, in->op, in->seq, in->size, &e);
+	if (!to)
+		return e;
+	if (!to->n)
+		to->t = in->t;
+	for (uint32_t at = in->head; at && !e; at = from->a[at - 1].next)
+		e = arrive(dst, to, &from->a[at - 1]);
+	return e;
 }
 
 enum iop_err coll_instset_merge(struct coll_instset *dst, const struct coll_instset *src)
@@ -195,15 +221,35 @@ void coll_matcher_free(struct coll_matcher *m)
 	coll_instset_free(&m->pending);
 	coll_instset_free(&m->spare);
 	free(m->tmp);
+	free(m->seen);
 	memset(m, 0, sizeof(*m));
 }
 
-static int by_rank(const void *x, const void *y)
+/* Ranks the duplicate check covers with its table (state.c keeps no
+ * higher ranks either); a forged higher rank goes unchecked. */
+#define SEEN_MAX_RANK (1u << 24)
+
+/* Whether rank was seen already in the instance of generation m->gen
+ * (marks it seen). Out of memory: not seen. */
+static bool seen_before(struct coll_matcher *m, uint32_t rank)
 {
-	const struct coll_arrival *a = x, *b = y;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	return a->dur_ns < b->dur_ns ? -1 : a->dur_ns > b->dur_ns;
+	if (rank >= SEEN_MAX_RANK)
+		return false;
+	if (rank >= m->n_seen) {
+		uint32_t n = m->n_seen ? m->n_seen : 1024;
+		while (n <= rank)
+			n *= 2;
+		uint32_t *v = realloc(m->seen, (size_t)n * sizeof(*v));
+		if (!v)
+			return false;
+		memset(v + m->n_seen, 0, (size_t)(n - m->n_seen) * sizeof(*v));
+		m->seen = v;
+		m->n_seen = n;
+	}
+	if (m->seen[rank] == m->gen)
+		return true;
+	m->seen[rank] = m->gen;
+	return false;
 }
 
 /* Adds to a row of k (made when new); a row out of memory is left out. */
@@ -233,15 +279,15 @@ static bool match(struct coll_matcher *m, const struct coll_instset *s, const st
 		m->tmp = t;
 		m->cap_tmp = in->n;
 	}
-	uint32_t n = 0;
-	for (uint32_t at = in->head; at; at = s->a[at - 1].next)
-		m->tmp[n++] = s->a[at - 1];
 	/* a rank counted twice (a delta sent again): its first part only */
-	qsort(m->tmp, n, sizeof(*m->tmp), by_rank);
+	if (++m->gen == 0) { /* wrapped: every mark is old */
+		memset(m->seen, 0, (size_t)m->n_seen * sizeof(*m->seen));
+		m->gen = 1;
+	}
 	uint32_t u = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (u == 0 || m->tmp[i].rank != m->tmp[u - 1].rank)
-			m->tmp[u++] = m->tmp[i];
+	for (uint32_t at = in->head; at; at = s->a[at - 1].next)
+		if (!seen_before(m, s->a[at - 1].rank))
+			m->tmp[u++] = s->a[at - 1];
 	if (whole && u < in->size)
 		return false;
 	if (u < 2)
@@ -280,9 +326,17 @@ static bool match(struct coll_matcher *m, const struct coll_instset *s, const st
 void coll_match_close(struct coll_matcher *m, struct coll_instset *set, struct coll_tick *k,
                       bool flush)
 {
-	/* the tick's instances join those pending, new ones stamped with it */
+	/* the tick's instances join those pending, new ones stamped with it
+	 * (none pending, the usual case: the tick's set becomes the pending
+	 * one, nothing copied) */
 	uint32_t before = m->pending.n;
-	(void)coll_instset_merge(&m->pending, set);
+	if (before == 0) {
+		struct coll_instset t = m->pending;
+		m->pending = *set;
+		*set = t;
+	} else {
+		(void)coll_instset_merge(&m->pending, set);
+	}
 	for (uint32_t i = before; i < m->pending.n; i++)
 		m->pending.v[i].t = k->t;
 	coll_instset_clear(set);

@@ -94,8 +94,10 @@ enum iop_err coll_instset_decode(struct coll_instset *s, struct iop_rcur *c);
 /* The root's instances not yet matched. */
 struct coll_matcher {
 	struct coll_instset pending, spare;
-	struct coll_arrival *tmp; /* one instance's arrivals, sorted */
+	struct coll_arrival *tmp; /* one instance's arrivals, each rank once */
 	uint32_t cap_tmp;
+	uint32_t *seen; /* per rank: the generation of the instance it was last in */
+	uint32_t n_seen, gen;
 	uint64_t matched; /* instances matched so far (2 ranks or more) */
 };
 

@@ -31,7 +31,9 @@
  * totals are sums over processes of their latest values. */
 struct coll_counter {
 	uint64_t file; /* path hash; 0 = calls on no file */
-	uint64_t ops, bytes, time_ns, errors;
+	uint64_t ops, bytes, time_ns;
+	uint32_t errors; /* failed calls; stops at 2^32 - 1 (a counter in 72 bytes,
+	                    not 80: the 4096-rank root keeps 1.5 million) */
 	/* its data calls with an offset per access pattern (pattern.h), as the
 	 * leaf counted them from the events (dropped events are missing);
 	 * shares, not totals: they stop at 2^32 - 1 (COLL_PAT_MAX). 32 bits
@@ -43,11 +45,12 @@ struct coll_counter {
 };
 
 #define COLL_PAT_MAX UINT32_MAX
-/* A pattern count as a counter keeps it. */
+/* A pattern count, or a count of errors, as a counter keeps it. */
 static inline uint32_t coll_pat_count(uint64_t n)
 {
 	return n < COLL_PAT_MAX ? (uint32_t)n : COLL_PAT_MAX;
 }
+#define coll_error_count coll_pat_count
 
 /* A set of counters, one per (process, file, rank, layer, class). */
 struct coll_ctrset {

@@ -608,7 +608,8 @@ static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_
 			continue;
 		grown[n++] = (struct coll_counter){.file = file, .ops = now.ops,
 		                                   .bytes = now.bytes, .time_ns = now.time_ns,
-		                                   .errors = now.errors, .rank = p->rank,
+		                                   .errors = coll_error_count(now.errors),
+		                                   .rank = p->rank,
 		                                   .node = p->node, .pid = p->pid, .image = p->image,
 		                                   .layer = c->layer, .cls = c->cls};
 		for (unsigned k = 0; k < COLL_PAT__COUNT; k++)

@@ -234,7 +234,7 @@ bool proc_take_pattern(struct proc *p, struct coll_counter *out)
 		                             .ops = s->ops,
 		                             .bytes = s->bytes,
 		                             .time_ns = s->time_ns,
-		                             .errors = s->errors,
+		                             .errors = coll_error_count(s->errors),
 		                             .rank = p->rank,
 		                             .node = p->node,
 		                             .pid = p->pid,
