@@ -137,8 +137,13 @@ static enum iop_err straggler_group(struct coll_alerts *a, const struct rule_rt 
 		double ref = n == 2 ? peers[1 - i].per_call : med;
 		if (ref <= 0 || p->per_call < rt->r.warn * ref || p->win_time < rt->r.min_time_s)
 			continue;
-		if (med_bytes > 0 && p->per_call_bytes > LIKE_SIZE * med_bytes)
-			continue; /* more work per call, not a slower rank */
+		/* more work per call, not a slower rank (with two ranks against
+		 * the other's: their median, the mean, is never a quarter of
+		 * either; an aggregator's 4 MiB POSIX writes were judged against
+		 * HDF5's metadata writes of a few KiB, "438x") */
+		double ref_bytes = n == 2 ? peers[1 - i].per_call_bytes : med_bytes;
+		if (ref_bytes > 0 && p->per_call_bytes > LIKE_SIZE * ref_bytes)
+			continue;
 		if (p->aggregates)
 			continue; /* an aggregator: its calls write the others' data too */
 		double ratio = p->per_call / ref;
