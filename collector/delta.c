@@ -388,9 +388,9 @@ enum iop_err coll_counter_decode_v(struct coll_counter *k, struct iop_rcur *c, u
 	k->ops = iop_get_varint(c);
 	k->bytes = iop_get_varint(c);
 	k->time_ns = iop_get_varint(c);
-	k->errors = coll_error_count(iop_get_varint(c));
+	k->errors = coll_count32(iop_get_varint(c));
 	for (unsigned i = 0; version >= 3 && i < COLL_PAT__COUNT; i++)
-		k->pat[i] = coll_pat_count(iop_get_varint(c));
+		k->pat[i] = coll_count32(iop_get_varint(c));
 	if (c->err)
 		return c->err;
 	if (k->layer >= IOP_LAYER__COUNT || k->cls >= IOP_CLASS__COUNT)

@@ -46,11 +46,10 @@ struct coll_counter {
 
 #define COLL_PAT_MAX UINT32_MAX
 /* A pattern count, or a count of errors, as a counter keeps it. */
-static inline uint32_t coll_pat_count(uint64_t n)
+static inline uint32_t coll_count32(uint64_t n)
 {
 	return n < COLL_PAT_MAX ? (uint32_t)n : COLL_PAT_MAX;
 }
-#define coll_error_count coll_pat_count
 
 /* A set of counters, one per (process, file, rank, layer, class). */
 struct coll_ctrset {

@@ -608,12 +608,12 @@ static void take_counters(struct coll_leaf *l, struct proc *p, const struct iop_
 			continue;
 		grown[n++] = (struct coll_counter){.file = file, .ops = now.ops,
 		                                   .bytes = now.bytes, .time_ns = now.time_ns,
-		                                   .errors = coll_error_count(now.errors),
+		                                   .errors = coll_count32(now.errors),
 		                                   .rank = p->rank,
 		                                   .node = p->node, .pid = p->pid, .image = p->image,
 		                                   .layer = c->layer, .cls = c->cls};
 		for (unsigned k = 0; k < COLL_PAT__COUNT; k++)
-			grown[n - 1].pat[k] = coll_pat_count(pat[k]);
+			grown[n - 1].pat[k] = coll_count32(pat[k]);
 	}
 	(void)coll_delta_add_counters(delta_now(l, now_ns), grown, n);
 }

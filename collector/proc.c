@@ -234,7 +234,7 @@ bool proc_take_pattern(struct proc *p, struct coll_counter *out)
 		                             .ops = s->ops,
 		                             .bytes = s->bytes,
 		                             .time_ns = s->time_ns,
-		                             .errors = coll_error_count(s->errors),
+		                             .errors = coll_count32(s->errors),
 		                             .rank = p->rank,
 		                             .node = p->node,
 		                             .pid = p->pid,
@@ -242,7 +242,7 @@ bool proc_take_pattern(struct proc *p, struct coll_counter *out)
 		                             .layer = (uint8_t)(k >> 4 & 15),
 		                             .cls = (uint8_t)(k & 15)};
 		for (unsigned i = 0; i < COLL_PAT__COUNT; i++)
-			out->pat[i] = coll_pat_count(s->pat.n[i]);
+			out->pat[i] = coll_count32(s->pat.n[i]);
 		return true;
 	}
 	return false;
