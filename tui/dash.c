@@ -18,10 +18,10 @@ const unsigned tui_window_s[TUI_WINDOWS] = {1, 10, 60, 300};
 
 #define RATE_COLS TUI_COL_RD, TUI_COL_WR, TUI_COL_IOPS, TUI_COL_P50, TUI_COL_P99
 static const struct tui_viewdef defs[TUI_LIST__COUNT] = {
-	[TUI_LIST_RANKS] = {"Ranks", {RATE_COLS, TUI_COL_MAX, TUI_COL_BYTES, TUI_COL_INFLIGHT,
-	                              TUI_COL_WAIT}, 9, TUI_COL_BYTES, true},
+	[TUI_LIST_RANKS] = {"Ranks", {RATE_COLS, TUI_COL_MAX, TUI_COL_BYTES, TUI_COL_WAIT,
+	                              TUI_COL_INFLIGHT}, 9, TUI_COL_BYTES, true},
 	[TUI_LIST_NODES] = {"Nodes", {TUI_COL_RANKS, RATE_COLS, TUI_COL_MAX, TUI_COL_BYTES,
-	                               TUI_COL_INFLIGHT, TUI_COL_WAIT}, 10, TUI_COL_BYTES, true},
+	                               TUI_COL_WAIT, TUI_COL_INFLIGHT}, 10, TUI_COL_BYTES, true},
 	[TUI_LIST_FILES] = {"Files", {RATE_COLS, TUI_COL_BYTES, TUI_COL_PATTERN, TUI_COL_RANKS}, 8,
 	                    TUI_COL_BYTES, true},
 	[TUI_LIST_LAYERS] = {"Layers", {RATE_COLS, TUI_COL_META, TUI_COL_TIME, TUI_COL_EXCL,
