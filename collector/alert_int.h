@@ -192,6 +192,7 @@ enum iop_err sum_tick(struct coll_alerts *a); /* a->tick into the summaries */
 void sum_window(const struct coll_alerts *a, uint32_t w, struct tick_sum *out);
 enum iop_err scratch_reserve(struct coll_alerts *a, size_t n);
 double median(double *v, size_t n); /* reorders v */
+double median_without(const double *sorted, size_t n, double x); /* one x left out */
 double mad(const double *v, size_t n, double med, double *tmp);
 enum iop_err baseline_init(struct baseline *b, uint32_t cap);
 void baseline_free(struct baseline *b);

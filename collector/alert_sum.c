@@ -47,6 +47,25 @@ double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The median of sorted[0..n) with one element equal to x left out. */
+double median_without(const double *sorted, size_t n, double x)
+{
+	if (n < 2)
+		return 0;
+	size_t lo = 0, hi = n; /* the first element >= x */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sorted[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t k = lo < n ? lo : n - 1, m = n - 1;
+#define AT(j) sorted[(j) < k ? (j) : (j) + 1]
+	return m % 2 ? AT(m / 2) : (AT(m / 2 - 1) + AT(m / 2)) / 2;
+#undef AT
+}
+
 double mad(const double *v, size_t n, double med, double *tmp)
 {
 	for (size_t i = 0; i < n; i++)

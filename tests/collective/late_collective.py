@@ -21,11 +21,14 @@ ARGS -d DIR` and checks:
   3. each waiting rank's summary wait_s is within 10 % of the wait it
      measured itself in all its collective calls (all_wait_s: opens,
      closes and reads besides the late writes), both taken less the late
-     rank's (the program times the outer call: waits every rank has alike
+     rank's, give or take the rank's POSIX time (an aggregator's writes
+     inside the call are its own I/O to iopulse and waiting to the
+     program; the program times the outer call: waits every rank has alike
      inside it, for rank 0's extra work in an H5Dwrite, cancel out in its
      time minus the shortest, while iopulse matches each inner call and
      finds them; the late rank has them too), and its io_time_s (own
-     time) is less than half of its wait (the wait is not counted as I/O);
+     time) is less than the late rank's plus its POSIX time plus half
+     its wait (the wait is not counted as I/O);
   4. the summary's "slowest ranks" line shows own time: its first rank's
      seconds are that rank's io_time_s (not io + wait).
 
@@ -115,14 +118,24 @@ def check_waits(summary, t, late, stderr):
                  "(%r)" % (rank, d["wait_s"], d))
         want = d["all_wait_s"] - t[late]["all_wait_s"]
         got = s["wait_s"] - by_rank[late]["wait_s"]
-        if abs(got - want) > 0.10 * want:
+        # the program's wait is its time in the call less the late rank's;
+        # iopulse counts an aggregator's POSIX writes inside the call as its
+        # own I/O, not waiting (on a loaded node 0.4 s of rank 0's 3.4 s)
+        below = s["layers"].get("posix", {}).get("time_s", 0.0)
+        if abs(got - want) > 0.10 * want + below:
             fail("rank %d: summary wait_s %.3f less the late rank's %.3f = %.3f, measured "
-                 "%.3f less %.3f = %.3f (more than 10%% apart)" %
+                 "%.3f less %.3f = %.3f (more than 10%% + its POSIX time %.3f apart)" %
                  (rank, s["wait_s"], by_rank[late]["wait_s"], got, d["all_wait_s"],
-                  t[late]["all_wait_s"], want))
-        if s["io_time_s"] >= 0.5 * s["wait_s"]:
-            fail("rank %d: io_time_s %.3f counts its wait %.3f" %
-                 (rank, s["io_time_s"], s["wait_s"]))
+                  t[late]["all_wait_s"], want, below))
+        # own time: what the late rank spent in the same calls, its own
+        # POSIX calls, and less than half its wait. Counted as I/O, the wait
+        # would be all of it. (Not "half its wait" alone: on a loaded node
+        # the calls themselves took 2 s of the 5 on every rank, the late
+        # one's too.)
+        if s["io_time_s"] >= by_rank[late]["io_time_s"] + below + 0.5 * s["wait_s"]:
+            fail("rank %d: io_time_s %.3f counts its wait %.3f (the late rank's own "
+                 "time %.3f, this rank's POSIX time %.3f)" %
+                 (rank, s["io_time_s"], s["wait_s"], by_rank[late]["io_time_s"], below))
     m = re.search(r"slowest ranks \(own time in I/O calls, bandwidth\): rank (\d+) ([0-9.]+) s",
                   stderr)
     if not m:
