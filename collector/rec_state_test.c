@@ -46,7 +46,7 @@ static void record_job(const char *path, size_t part_max, uint64_t every, uint8_
 	record_job_detail(path, part_max, every, UINT64_MAX, root, root_len);
 }
 
-/* The same with --record-detail's detail_ns (record.h; 0: lean, the default). */
+/* The same with --record-detail's detail_ns (record.h; 0: view, the default). */
 static void record_job_detail(const char *path, size_t part_max, uint64_t every,
                               uint64_t detail_ns, uint8_t **root, size_t *root_len)
 {
@@ -361,7 +361,7 @@ static void keyframes_spaced_by_cost(void **state)
 	assert_true(spaced >= 1); /* the rule did space some */
 	/* lean: 8 times their bytes of DELTAs, or an hour; the first one a
 	 * minute in, then none in 4 minutes of this job */
-	spaced_rule(0, 8, 60, &keyframes, &spaced);
+	spaced_rule(60 * SEC, 8, 60, &keyframes, &spaced);
 	assert_int_equal(keyframes, 1);
 }
 
@@ -387,7 +387,7 @@ static void lean_recording(void **state)
 	(void)state;
 	struct two t;
 	two_record(&t, (const char *const[]){"full", "lean"}, (const uint64_t[]){10 * SEC, 10 * SEC},
-	           (const uint64_t[]){UINT64_MAX, 0});
+	           (const uint64_t[]){UINT64_MAX, 60 * SEC});
 	const char *full = t.rec[0], *lean = t.rec[1];
 	uint64_t passed;
 	assert_true(check_times(lean, &passed) >= 5);

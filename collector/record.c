@@ -13,6 +13,8 @@
 #include "keyframe.h"
 #include "rec.h"
 #include "rec_io.h"
+#include "rec_view.h"
+#include "hash.h"
 
 #define KEYFRAME_EVERY_NS (60 * 1000000000ull)
 #define KEYFRAME_DELTA_SHARE 1  /* a keyframe waits for its own bytes of DELTAs */
@@ -37,7 +39,9 @@ struct coll_record {
 	uint8_t *kf, *part;   /* a keyframe, and one frame's payload of it */
 	size_t kf_cap;
 	struct coll_record_stats st;
-	/* a lean recording (record.h): detail_every > 1 */
+	/* a lean recording (record.h): detail_every > 1; the default: view_cap */
+	uint32_t view_cap;         /* 0: not the default (lean or full) */
+	struct rec_named named;    /* files alerts named (view) */
 	struct coll_state shadow;  /* the state a reader builds from what was written */
 	uint64_t detail_every, counters_every; /* in ticks */
 	uint64_t ctr_tokens;       /* counters that may go out now (lean_view) */
@@ -46,10 +50,15 @@ struct coll_record {
 	struct coll_ctrset pend;   /* counters not written yet: each one's latest */
 };
 
-/* A lean recording (record.h) keeps the state a reader builds. */
 static bool lean(const struct coll_record *r)
 {
 	return r->detail_every > 1;
+}
+
+/* Lean and default ("view") recordings keep the state a reader builds. */
+static bool shadowed(const struct coll_record *r)
+{
+	return lean(r) || r->view_cap;
 }
 
 static void report(struct coll_record *r, enum iop_err e)
@@ -89,8 +98,10 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 	if (!r->opts.keyframe_part_max || r->opts.keyframe_part_max > REC_PAYLOAD_MAX - COLL_REC_KEYFRAME_HDR)
 		r->opts.keyframe_part_max = REC_PAYLOAD_MAX - COLL_REC_KEYFRAME_HDR;
 	uint64_t tick = job->tick_ns ? job->tick_ns : 1000000000ull;
-	if (!r->opts.detail_ns)
-		r->opts.detail_ns = COLL_RECORD_DETAIL_NS;
+	if (!r->opts.detail_ns) {
+		r->view_cap = r->opts.view_cap ? r->opts.view_cap : COLL_REC_VIEW_CAP;
+		r->opts.detail_ns = UINT64_MAX;
+	}
 	if (!r->opts.counters_ns)
 		r->opts.counters_ns = COLL_RECORD_COUNTERS_NS;
 	r->detail_every = r->opts.detail_ns == UINT64_MAX ? 1 : r->opts.detail_ns / tick;
@@ -102,14 +113,15 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 	coll_iso_time(job->start_ns, start, sizeof start);
 	gethostname(host, sizeof host - 1);
 	json_t *meta = json_pack(
-		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "v", 1, "delta_version",
+		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:s}", "v", 1, "delta_version",
 		COLL_DELTA_VERSION, "keyframe_version", COLL_KEYFRAME_VERSION, "job", id, "start",
 		start, "command", job->command ? job->command : "", "host", host, "tick_ns",
 		(json_int_t)job->tick_ns, "keyframe_every_ns",
 		(json_int_t)(r->opts.keyframe_every_ns == UINT64_MAX ? 0 : r->opts.keyframe_every_ns),
 		"history_bytes", (json_int_t)job->history_bytes, "detail_ns",
-		(json_int_t)(lean(r) ? r->detail_every * tick : 0), "payloads",
-		"DELTA: tick delta body (docs/collector.md); with detail_ns, the ticks between whole ones hold their LAYER rows; ALERT: alert JSON; KEYFRAME: the window "
+		(json_int_t)(lean(r) ? r->detail_every * tick : 0), "view_cap", (json_int_t)r->view_cap,
+		"payloads",
+		"DELTA: tick delta body (docs/collector.md); with detail_ns, the ticks between whole ones hold their LAYER rows; with view_cap, FILE and SITE rows beyond that many a tick fold into 'other' rows; ALERT: alert JSON; KEYFRAME: the window "
 		"state after the DELTA before it, in parts (docs/recording.md)");
 	char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
 	json_decref(meta);
@@ -129,7 +141,7 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 		free(r);
 		return NULL;
 	}
-	if (lean(r)) {
+	if (shadowed(r)) {
 		struct coll_history_cfg h;
 		coll_history_cfg_default(&h, job->tick_ns);
 		if (job->history_bytes)
@@ -204,6 +216,18 @@ static bool procs_end(const struct coll_delta *d)
 static enum iop_err lean_view(struct coll_record *r, const struct coll_delta *d,
                               struct coll_delta *v, bool *flush)
 {
+	if (r->view_cap) { /* the default: every tick, files and sites folded */
+		*v = *d;
+		if (!rec_view_over(&d->tick, r->view_cap))
+			return IOP_OK;
+		coll_tick_reset(&r->lean, d->tick.t);
+		enum iop_err e = coll_tick_copy(&r->lean, &d->tick);
+		if (!e)
+			e = rec_view_fold(&r->lean, r->view_cap, &r->named);
+		if (!e)
+			v->tick = r->lean;
+		return e;
+	}
 	int64_t t = d->tick.t;
 	enum iop_err e = coll_ctrset_add_all(&r->pend, d->ctr.v, d->ctr.n, COLL_STATE_MAX_COUNTERS);
 	bool ends = procs_end(d), whole = ends || (t + 1) % r->detail_every == 0;
@@ -257,12 +281,12 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 	uint64_t end_ns = (uint64_t)(d->tick.t + 1) * d->tick.tick_ns;
 	struct coll_delta view;
 	bool flush = false;
-	if (lean(r)) {
+	if (shadowed(r)) {
 		(void)lean_view(r, d, &view, &flush);
 		d = &view;
 	}
 	enum iop_err e = coll_delta_encode_body_buf(d, REC_PAYLOAD_MAX, &r->buf, &r->cap, &len);
-	if (!e && lean(r)) {
+	if (!e && shadowed(r)) {
 		(void)coll_state_apply(&r->shadow, d);
 		s = s ? &r->shadow : NULL;
 		if (flush)
@@ -301,10 +325,23 @@ void coll_record_stats(const struct coll_record *r, struct coll_record_stats *st
 	*st = r->st;
 }
 
+/* The file an alert names, kept whole in the default recording's ticks
+ * from now on: its path, or "0x..." when no name came. */
+static void name_file(struct coll_record *r, json_t *alert)
+{
+	const char *f = json_string_value(json_object_get(alert, "file"));
+	if (!r->view_cap || !f)
+		return;
+	char *end;
+	uint64_t id = strncmp(f, "0x", 2) == 0 ? strtoull(f + 2, &end, 16) : iop_hash_str(f);
+	(void)rec_named_add(&r->named, id); /* out of memory: it may fold, totals stay */
+}
+
 void coll_record_alert(struct coll_record *r, uint64_t t_ns, json_t *alert)
 {
 	if (!r || r->failed || !alert)
 		return;
+	name_file(r, alert);
 	char *text = json_dumps(alert, JSON_COMPACT | JSON_REAL_PRECISION(16));
 	enum iop_err e = text ? rec_write(r->w, REC_ALERT, t_ns, text, strlen(text)) : IOP_ERR_NOMEM;
 	free(text);
@@ -345,7 +382,8 @@ void coll_record_close(struct coll_record *r)
 	free(r->kf);
 	free(r->part);
 	free(r->path);
-	if (lean(r)) {
+	rec_named_free(&r->named);
+	if (shadowed(r)) {
 		coll_state_free(&r->shadow);
 		coll_tick_free(&r->lean);
 		coll_tick_free(&r->excl);

@@ -26,7 +26,15 @@ struct coll_record;
 #define COLL_REC_KEYFRAME_PARTS  4096
 #define COLL_REC_KEYFRAME_HDR    32 /* at most, before a part's bytes */
 
-/* A lean recording (the default) writes each tick's LAYER rows whole,
+/* The default recording ("view") writes every tick's RANK and LAYER rows
+ * whole, and its FILE and SITE rows as rec_view.h folds them: all of them
+ * up to view_cap files (sites) a tick, beyond that the top view_cap by
+ * bytes and by time, the files an alert named and one "other" row per
+ * layer and class. Its counters go out every tick; its keyframes are of
+ * the state a reader builds from what was written (a second state the
+ * recorder keeps), so seeking and playing through agree.
+ *
+ * A lean recording (--record-detail DUR) writes each tick's LAYER rows whole,
  * and the whole tick (RANK, FILE and SITE rows too) every detail_ns of
  * ticks and when a process ends or goes; the counters as soon as they
  * are few (a counter for every two ranks and tick, saved up over
@@ -35,9 +43,8 @@ struct coll_record;
  * are added to the next whole tick's, so each rank's I/O time adds up. A
  * lean tick is what the history's budget leaves of a tick (state.h,
  * "thinned"), so every reader takes it as it is. Its keyframes are of the
- * state a reader builds from what was written (a second state the
- * recorder keeps), spaced to at most an eighth of the DELTAs' bytes or an
- * hour (docs/recording.md). */
+ * state a reader builds from what was written, spaced to at most an
+ * eighth of the DELTAs' bytes or an hour (docs/recording.md). */
 #define COLL_RECORD_DETAIL_NS   (60 * 1000000000ull)
 #define COLL_RECORD_COUNTERS_NS (600 * 1000000000ull)
 
@@ -46,9 +53,10 @@ struct coll_record_opts {
 	                               no keyframes */
 	size_t keyframe_part_max;   /* bytes of keyframe per frame; 0: as many as a
 	                               frame takes (tests make it small) */
-	uint64_t detail_ns;   /* 0: a lean recording, the whole tick every
-	                         COLL_RECORD_DETAIL_NS (below); UINT64_MAX:
-	                         every tick whole ("full") */
+	uint64_t detail_ns;   /* 0: the default ("view", above); UINT64_MAX:
+	                         every tick whole ("full"); else lean, the
+	                         whole tick every detail_ns */
+	uint32_t view_cap;    /* view: files (sites) kept a tick; 0: 256 */
 	uint64_t counters_ns; /* lean: counters every this long (0: 10 min) */
 };
 

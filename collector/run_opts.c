@@ -24,11 +24,14 @@ static void usage(FILE *to)
 	        "  --alerts FILE         append alerts as JSON lines to FILE\n"
 	        "  --summary-json FILE   write the end-of-job summary as JSON to FILE\n"
 	        "  --record FILE         record the session to FILE (.iop)\n"
-	        "  --record-detail DUR|full  with --record: the per-layer rows of every tick,\n"
-	        "                        and the whole tick (per rank, file and call site) every\n"
-	        "                        DUR (default 60s) and when a process ends; full: every\n"
-	        "                        tick whole, as the live view had it (about 16 times the\n"
-	        "                        bytes; docs/recording.md)\n"
+	        "  --record-detail view|full|DUR  with --record: view (default): every tick's\n"
+	        "                        rows per rank and layer, and per file and call site up\n"
+	        "                        to 256 a tick (beyond: the top 256 by bytes and by\n"
+	        "                        time, those an alert names, one 'other' row), so a\n"
+	        "                        replay shows what the live views showed; full: every\n"
+	        "                        row of every tick; DUR (60s, 5m): lean, the per-layer\n"
+	        "                        rows of every tick and the whole tick every DUR and\n"
+	        "                        when a process ends (docs/recording.md)\n"
 	        "  --record-events       with --record: keep every event too (EVENTS frames), for\n"
 	        "                        'iopulse export --format chrome'; the file grows with\n"
 	        "                        the calls (tens of bytes each)\n"
@@ -187,12 +190,17 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		case O_RECORD: o->record_path = optarg; break;
 		case O_EVENTS: o->record_events = true; break;
 		case O_DETAIL:
+			o->record_detail_set = true;
+			if (!strcmp(optarg, "view")) {
+				o->record_detail_ns = 0;
+				break;
+			}
 			o->record_detail_ns = !strcmp(optarg, "full") ? UINT64_MAX
 			                                              : coll_parse_duration_ns(optarg);
 			if (!o->record_detail_ns ||
 			    (o->record_detail_ns != UINT64_MAX &&
 			     o->record_detail_ns > 86400 * 1000000000ull))
-				return bad("--record-detail takes a duration up to 24h (60s, 5m) or full, not",
+				return bad("--record-detail takes view, full or a duration up to 24h (60s, 5m), not",
 				           optarg);
 			break;
 		case O_RULES: o->rules_path = optarg; break;
@@ -248,7 +256,7 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		return bad("--record, --summary-json and --alerts need a file each, not one",
 		           coll_same_file(o->summary_path, o->alerts_path) ? o->summary_path
 		                                                           : o->record_path);
-	if ((o->record_events || o->record_detail_ns) && !o->record_path) {
+	if ((o->record_events || o->record_detail_set) && !o->record_path) {
 		fprintf(stderr, "iopulse %s: %s needs --record FILE\n", collector ? "collector" : "run",
 		        o->record_events ? "--record-events" : "--record-detail");
 		return 1;

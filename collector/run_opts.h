@@ -13,7 +13,9 @@ struct run_opts {
 	const char *view;   /* where viewers reach the root (docs/viewer.md), or NULL */
 	uint64_t tick_ns, status_every_ns;
 	uint64_t history_bytes; /* --history-mib; 0: the default */
-	uint64_t record_detail_ns; /* --record-detail: 0 the default, UINT64_MAX full */
+	uint64_t record_detail_ns; /* --record-detail: 0 view (the default), UINT64_MAX full,
+	                              else lean with this period */
+	bool record_detail_set;    /* --record-detail was given */
 	int fail_on; /* 0 none, 1 warn, 2 crit */
 	char **cmd;
 	/* `iopulse collector` only */

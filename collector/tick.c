@@ -655,16 +655,27 @@ enum iop_err coll_tick_fold_plan(const struct coll_tick *k, uint32_t max_files, 
 	return e;
 }
 
-void coll_tick_fold_others(const struct coll_tick *k, const uint8_t *kept,
-                           uint32_t first[IOP_LAYER__COUNT][IOP_CLASS__COUNT])
+static void fold_firsts(const struct coll_tick *k, const uint8_t *kept, uint8_t kind,
+                        uint32_t first[IOP_LAYER__COUNT][IOP_CLASS__COUNT])
 {
 	memset(first, 0xff, sizeof(uint32_t) * IOP_LAYER__COUNT * IOP_CLASS__COUNT);
 	for (uint32_t i = k->n; i-- > 0;)
-		if (k->key[i].kind == COLL_ROW_FILE && !kept[i])
+		if (k->key[i].kind == kind && !kept[i])
 			first[k->key[i].layer][k->key[i].cls] = i;
 }
 
+void coll_tick_fold_others(const struct coll_tick *k, const uint8_t *kept,
+                           uint32_t first[IOP_LAYER__COUNT][IOP_CLASS__COUNT])
+{
+	fold_firsts(k, kept, COLL_ROW_FILE, first);
+}
+
 void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept)
+{
+	coll_tick_fold_kind(k, kept, COLL_ROW_FILE);
+}
+
+void coll_tick_fold_kind(struct coll_tick *k, const uint8_t *kept, uint8_t kind)
 {
 	/* In place, rows keeping their order (as if the tick were built again
 	 * with the folded keys): a folded row becomes its (layer, class)'s
@@ -673,7 +684,7 @@ void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept)
 	 * the merge then changes nothing) stays a row of its own, so totals
 	 * are kept either way. */
 	uint32_t first[IOP_LAYER__COUNT][IOP_CLASS__COUNT];
-	coll_tick_fold_others(k, kept, first);
+	fold_firsts(k, kept, kind, first);
 	uint32_t other[IOP_LAYER__COUNT][IOP_CLASS__COUNT] = {{0}}; /* where it went */
 	/* Cells [w, i) are spare: rows merged away, their histograms emptied
 	 * but keeping their memory for the next rows in these cells (the
@@ -684,7 +695,7 @@ void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept)
 	for (uint32_t i = 0; i < k->n; i++) {
 		prefetch_fold(k, i);
 		struct coll_key key = k->key[i];
-		if (key.kind == COLL_ROW_FILE && !kept[i]) {
+		if (key.kind == kind && !kept[i]) {
 			uint32_t *o = &other[key.layer][key.cls];
 			if (i == first[key.layer][key.cls]) {
 				key.id = COLL_ID_OTHER;

@@ -148,6 +148,9 @@ enum iop_err coll_tick_fold_files(struct coll_tick *k, uint32_t max_files);
  * row takes the place of the first of them. apply folds them. */
 enum iop_err coll_tick_fold_plan(const struct coll_tick *k, uint32_t max_files, uint8_t **kept);
 void coll_tick_fold_apply(struct coll_tick *k, const uint8_t *kept);
+/* coll_tick_fold_apply for the rows of another kind (COLL_ROW_SITE): those
+ * without the flag fold into their (layer, class)'s COLL_ID_OTHER row. */
+void coll_tick_fold_kind(struct coll_tick *k, const uint8_t *kept, uint8_t kind);
 /* The row each (layer, class)'s folded FILE rows go to under plan kept:
  * the first of them, which apply makes the "other" row (UINT32_MAX when
  * none folds). */

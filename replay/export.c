@@ -109,7 +109,7 @@ static const char *subject(const struct coll_names *names, const struct coll_key
 	if (k->kind != COLL_ROW_FILE && k->kind != COLL_ROW_SITE)
 		return NULL;
 	if (k->id == COLL_ID_OTHER)
-		return "(other files)";
+		return k->kind == COLL_ROW_FILE ? "(other files)" : "(other call sites)";
 	const char *t = coll_names_text(names, k->id);
 	if (t)
 		return t;

@@ -63,6 +63,10 @@ int rec_cmd_verify(int argc, char **argv)
 	if (o.detail_ns)
 		printf("%-10s lean: every tick's layer rows; ranks, files and call sites every %g s "
 		       "and when a process ended\n", "detail", o.detail_ns / 1e9);
+	else if (o.view_cap)
+		printf("%-10s view: every tick's rows per rank and layer, and per file and call site "
+		       "up to %u a tick (beyond: the top %u by bytes and by time, those an alert "
+		       "named, 'other')\n", "detail", o.view_cap, o.view_cap);
 	else
 		printf("%-10s full: every tick whole\n", "detail");
 	print_time("first", info.first_ns);

@@ -47,6 +47,8 @@ enum iop_err rec_opened_open_why(const char *path, struct rec_opened *o, char *w
 		o->history_bytes = hb > 0 ? (uint64_t)hb : COLL_HISTORY_BYTES;
 		json_int_t dn = json_integer_value(json_object_get(m, "detail_ns"));
 		o->detail_ns = dn > 0 ? (uint64_t)dn : 0;
+		json_int_t vc = json_integer_value(json_object_get(m, "view_cap"));
+		o->view_cap = vc > 0 && vc <= UINT32_MAX ? (uint32_t)vc : 0;
 		json_int_t dv = json_integer_value(json_object_get(m, "delta_version"));
 		json_decref(m);
 		if (dv < COLL_DELTA_VERSION_MIN || dv > COLL_DELTA_VERSION) {

@@ -20,6 +20,7 @@ struct rec_opened {
 	uint64_t job_id, tick_ns, start_ns; /* tick_ns: META's, else 1 s */
 	uint64_t history_bytes; /* the root's history budget (META), else the default */
 	uint64_t detail_ns;     /* a lean recording's whole ticks' period (META); 0: full */
+	uint32_t view_cap;      /* the default recording's files (sites) a tick; 0: full */
 	unsigned delta_version; /* of its DELTA payloads (META), COLL_DELTA_VERSION_MIN on */
 	char command[1024];
 };

@@ -3,12 +3,18 @@
  * the live root's state when T closed, byte for byte, and the dashboard's
  * tables built from both are the same. A sim job (collector/sim.h) goes
  * through the real leaf and root and is recorded with a keyframe every 10
- * s; the live state is snapshot at every tick as the root closes it. Also:
- * a truncated copy opens, ends at its last whole tick and says TRUNCATED;
- * what is not a recording is refused with a sentence. */
+ * s, three ways at once: full, the default ("view") with no cap (a job
+ * under its cap: this sim has up to 512 files a tick, over the 256 of
+ * iopulse run) and the default with a cap of 2 files and sites a tick,
+ * under which the kept rows are the live ones and the "other" rows hold
+ * the rest's sums. The live state is
+ * snapshot at every tick as the root closes it. Also: a truncated copy
+ * opens, ends at its last whole tick and says TRUNCATED; what is not a
+ * recording is refused with a sentence. */
 #include "test_util.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +36,17 @@ struct snap {
 	uint8_t *state; /* keyframe encoding */
 	size_t len;
 	char *table;    /* the Ranks, Files and Layers tables as text */
+	char *heat;     /* the heatmap's cells, throughput and p99 */
+	struct tui_table files; /* the Files view over this tick alone */
 };
+
+enum { FULL, VIEW, CAPPED, RECS };
+#define CAP 2 /* files (sites) a tick CAPPED keeps */
 
 static struct snap live[TICKS * 2]; /* the sim closes some ticks past TICKS */
 static int64_t first_tick = -1, last_tick = -1;
-static struct coll_record *rec;
+static struct coll_record *recs[RECS];
+static struct coll_record *rec; /* the one alerts go to as well */
 
 /* The tables a view shows at t_end, every value printed exactly. */
 static char *tables(const struct coll_state *s, int64_t t_end)
@@ -64,12 +76,43 @@ static char *tables(const struct coll_state *s, int64_t t_end)
 	return buf;
 }
 
+/* The heatmap's cells at t_end (30 ticks of the Ranks view), exactly. */
+static char *heat(const struct coll_state *s, int64_t t_end)
+{
+	char *buf;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	struct tui_table t = {0};
+	struct tui_query q = {.list = TUI_LIST_RANKS, .t_end = t_end, .window = 10, .layer = -1};
+	assert_int_equal(tui_table_build(&t, s, &q), IOP_OK);
+	for (int p99 = 0; p99 < 2; p99++) {
+		struct tui_heat h = {0};
+		assert_int_equal(tui_heat_build(&h, s, &t, &q, 30, p99), IOP_OK);
+		for (uint32_t i = 0; i < h.rows * h.cols; i++)
+			fprintf(f, "%a/%u ", (double)h.v[i], h.flag[i]);
+		fputc('\n', f);
+		tui_heat_free(&h);
+	}
+	tui_table_free(&t);
+	fclose(f);
+	return buf;
+}
+
+static void files_of_tick(const struct coll_state *s, int64_t t, struct tui_table *out)
+{
+	*out = (struct tui_table){0};
+	struct tui_query q = {.list = TUI_LIST_FILES, .t_end = t, .window = 1, .layer = -1};
+	assert_int_equal(tui_table_build(out, s, &q), IOP_OK);
+}
+
 static void snapshot(const struct coll_state *s, struct snap *out)
 {
 	size_t cap = 0;
 	out->state = NULL;
 	assert_int_equal(coll_state_encode_keyframe(s, 0, &out->state, &cap, &out->len), IOP_OK);
 	out->table = tables(s, s->last_t);
+	out->heat = heat(s, s->last_t);
+	files_of_tick(s, s->last_t, &out->files);
 }
 
 /* An alert on rank 2 recorded over ticks 20-26 of the job: warn 2.0 at
@@ -92,7 +135,8 @@ static void record_alert(int64_t i, int64_t t)
 		                      "severity", alert_script[k].sev, "t", end_s, "start", start_s,
 		                      "rank", 2, "value", alert_script[k].value, "baseline", 1.0,
 		                      "message", alert_script[k].state);
-		coll_record_alert(rec, (uint64_t)(t + 1) * SEC, a);
+		for (int r = 0; r < RECS; r++)
+			coll_record_alert(recs[r], (uint64_t)(t + 1) * SEC, a);
 		json_decref(a);
 	}
 }
@@ -100,7 +144,8 @@ static void record_alert(int64_t i, int64_t t)
 static void on_tick(void *arg, const struct coll_delta *d, const struct coll_state *s)
 {
 	(void)arg;
-	coll_record_tick_state(rec, d, s);
+	for (int i = 0; i < RECS; i++)
+		coll_record_tick_state(recs[i], d, s);
 	if (first_tick < 0)
 		first_tick = d->tick.t;
 	record_alert(d->tick.t - first_tick, d->tick.t);
@@ -110,23 +155,32 @@ static void on_tick(void *arg, const struct coll_delta *d, const struct coll_sta
 		snapshot(s, &live[i]);
 }
 
-static char dir[] = "/tmp/iop-srcreplay-XXXXXX", path[256];
+static char dir[] = "/tmp/iop-srcreplay-XXXXXX", paths[RECS][256];
+static const char *path = paths[FULL];
 
 static int setup(void **st)
 {
 	(void)st;
 	if (!mkdtemp(dir))
 		return -1;
-	snprintf(path, sizeof path, "%s/job.iop", dir);
 	struct coll_job_info job = {.id = 0x5eed, .start_ns = T0, .command = "sim", .tick_ns = SEC};
-	struct coll_record_opts o = {.keyframe_every_ns = 10 * SEC, .detail_ns = UINT64_MAX};
-	if (!(rec = coll_record_open_opts(path, &job, &o)))
-		return -1;
+	static const char *const name[RECS] = {"job", "view", "capped"};
+	const struct coll_record_opts o[RECS] = {
+		{.keyframe_every_ns = 10 * SEC, .detail_ns = UINT64_MAX},
+		{.keyframe_every_ns = 10 * SEC, .view_cap = UINT32_MAX},
+		{.keyframe_every_ns = 10 * SEC, .view_cap = CAP}};
+	for (int i = 0; i < RECS; i++) {
+		snprintf(paths[i], sizeof paths[i], "%s/%s.iop", dir, name[i]);
+		if (!(recs[i] = coll_record_open_opts(paths[i], &job, &o[i])))
+			return -1;
+	}
+	rec = recs[FULL];
 	struct coll_sim sim;
 	if (coll_sim_new(&sim, 4, IOP_WL_MIXED, T0, NULL, on_tick, NULL) ||
 	    coll_sim_run_until(&sim, T0 + TICKS * SEC, 32) || coll_sim_finish(&sim))
 		return -1;
-	coll_record_close(rec);
+	for (int i = 0; i < RECS; i++)
+		coll_record_close(recs[i]);
 	coll_sim_free(&sim);
 	return 0;
 }
@@ -137,6 +191,8 @@ static int teardown(void **st)
 	for (size_t i = 0; i < sizeof live / sizeof *live; i++) {
 		free(live[i].state);
 		free(live[i].table);
+		free(live[i].heat);
+		tui_table_free(&live[i].files);
 	}
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, getenv("KEEP_TMP") ? "true %s" : "rm -rf %s", dir);
@@ -158,16 +214,20 @@ static void assert_live(const struct tui_source *src, int64_t t)
 	assert_int_equal(got.len, want->len);
 	assert_memory_equal(got.state, want->state, got.len);
 	assert_string_equal(got.table, want->table);
+	assert_string_equal(got.heat, want->heat);
 	free(got.state);
 	free(got.table);
+	free(got.heat);
+	tui_table_free(&got.files);
 }
 
-static void fidelity(void **st)
+/* Played through, sought back and forth, stepped: every tick of the
+ * recording at p is the live one (tables, heatmap, the whole state). */
+static void fidelity_of(const char *p)
 {
-	(void)st;
 	struct tui_source src;
 	char why[256];
-	assert_int_equal(tui_source_replay_open(&src, path, false, why, sizeof why), IOP_OK);
+	assert_int_equal(tui_source_replay_open(&src, p, false, why, sizeof why), IOP_OK);
 	assert_int_equal(src.ops->mode, TUI_SRC_MODE_REPLAY);
 	int64_t first, last;
 	src.ops->range(src.self, &first, &last);
@@ -203,6 +263,120 @@ static void fidelity(void **st)
 	assert_int_equal(src.ops->pump(src.self, 0) & TUI_SRC_TICK, 0);
 	assert_int_equal(src.ops->state(src.self)->last_t, first + 20);
 	assert_null(src.ops->error(src.self));
+	src.ops->close(src.self);
+}
+
+static void fidelity(void **st)
+{
+	(void)st;
+	fidelity_of(paths[FULL]);
+}
+
+/* The default recording of a job with fewer than 256 files and call sites
+ * a tick keeps every row: a replay is the live run, tick for tick. */
+static void fidelity_default(void **st)
+{
+	(void)st;
+	fidelity_of(paths[VIEW]);
+}
+
+/* The lines of tables() text of one list ('0' the Ranks, '2' the Layers). */
+static char *lines_of(const char *text, char list)
+{
+	char *buf;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	for (const char *l = text; *l;) {
+		const char *end = strchr(l, '\n');
+		size_t n = end ? (size_t)(end - l) + 1 : strlen(l);
+		if (l[0] == list && l[1] == ' ')
+			fwrite(l, 1, n, f);
+		l += n;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* A row of the Files table over one tick, by file. */
+static const struct tui_row *row_of(const struct tui_table *t, uint64_t id)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i].id == id)
+			return &t->rows[i];
+	return NULL;
+}
+
+/* Over the cap (2 files a tick here): the Ranks, Layers and heatmap are
+ * still the live ones; in each tick's Files table, every row but "other"
+ * equals the live row, at most 2 * CAP are kept (top by bytes, top by
+ * time), and the rows' sums of bytes and calls equal the live ones. */
+static void capped(void **st)
+{
+	(void)st;
+	struct tui_source src;
+	char why[256];
+	assert_int_equal(tui_source_replay_open(&src, paths[CAPPED], false, why, sizeof why), IOP_OK);
+	src.ops->set_paused(src.self, true);
+	int64_t first, last;
+	src.ops->range(src.self, &first, &last);
+	unsigned folded = 0;
+	for (int64_t t = first; t <= last; t++) {
+		assert_int_equal(src.ops->seek(src.self, t), t);
+		const struct coll_state *s = src.ops->state(src.self);
+		const struct snap *want = &live[t - first_tick];
+		assert_non_null(want->state);
+		struct tui_table got;
+		files_of_tick(s, t, &got);
+		double sum[2][3] = {{0}};
+		size_t kept = 0; /* files with calls in the tick, as live */
+		bool other = false;
+		for (size_t i = 0; i < got.n; i++) {
+			const struct tui_row *r = &got.rows[i];
+			if (r->id == COLL_ID_OTHER) {
+				other = true;
+			} else {
+				const struct tui_row *w = row_of(&want->files, r->id);
+				assert_non_null(w);
+				bool same = !memcmp(r->v, w->v, sizeof r->v);
+				/* folded this tick: listed (its totals), no calls of its own */
+				bool gone = r->v[TUI_COL_IOPS] == 0 && r->v[TUI_COL_RD] == 0 &&
+				            r->v[TUI_COL_WR] == 0;
+				if (!same && !gone)
+					for (int c = 0; c < TUI_COL__COUNT; c++)
+						if (memcmp(&r->v[c], &w->v[c], sizeof r->v[c]))
+							fail_msg("tick %lld, file %s: column %d is %a, live %a",
+							         (long long)(t - first), r->name, c, r->v[c],
+							         w->v[c]);
+				kept += same && w->v[TUI_COL_IOPS] > 0;
+			}
+			sum[0][0] += r->v[TUI_COL_RD];
+			sum[0][1] += r->v[TUI_COL_WR];
+			sum[0][2] += r->v[TUI_COL_IOPS];
+		}
+		for (size_t i = 0; i < want->files.n; i++) {
+			sum[1][0] += want->files.rows[i].v[TUI_COL_RD];
+			sum[1][1] += want->files.rows[i].v[TUI_COL_WR];
+			sum[1][2] += want->files.rows[i].v[TUI_COL_IOPS];
+		}
+		for (int c = 0; c < 3; c++)
+			assert_true(fabs(sum[0][c] - sum[1][c]) <= 1e-9 * (sum[1][c] + 1));
+		assert_true(kept <= 2 * CAP);
+		folded += other;
+		char *tb = tables(s, t), *hm = heat(s, t);
+		/* the Ranks (0) and Layers (2) tables' lines */
+		for (char list = '0'; list <= '2'; list += 2) {
+			char *a = lines_of(tb, list), *b = lines_of(want->table, list);
+			assert_true(a[0] != 0);
+			assert_string_equal(a, b);
+			free(a);
+			free(b);
+		}
+		assert_string_equal(hm, want->heat);
+		free(tb);
+		free(hm);
+		tui_table_free(&got);
+	}
+	assert_true(folded >= 10); /* the cap did fold files in most ticks */
 	src.ops->close(src.self);
 }
 
@@ -285,6 +459,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fidelity),
+		cmocka_unit_test(fidelity_default),
+		cmocka_unit_test(capped),
 		cmocka_unit_test(alerts_as_of_tick),
 		cmocka_unit_test(truncated),
 	};

@@ -103,7 +103,8 @@ def record(args, tmp):
     launch = launcher(args, 4)
     # a history budget of 1 MiB: the replayed states thin as the live one did
     # full: every tick whole, so that --rules can judge it again and the
-    # export's rows sum to the totals (the lean default: part follow)
+    # export's rows sum to the totals (the default, view: part follow;
+    # lean: part follow's killed job)
     cmd = [args.iopulse, "run", "--headless", "--tick", "200", "--record", rec,
            "--record-detail", "full",
            "--summary-json", live_sum, "--alerts", live_alerts, "--history-mib", "1",
@@ -552,30 +553,28 @@ def part_follow(args, tmp, rec, live, live_alerts):
     print("follow: %d of %d ticks replayed while the job ran; the summary equals the live one"
           % (during, len(samples)))
 
-    # that recording is lean (the default): verify says so; summary reports
-    # the alerts the live run raised (its ticks cannot be judged again) and
-    # the same totals; --rules is refused with the way out
+    # that recording is the default ("view"): verify says so; summary
+    # reports the live run's totals and alerts, and --rules may judge its
+    # ticks again
     p = run([args.iopulse, "verify", rec])
-    if p.returncode != 0 or "lean:" not in p.stdout:
-        fail("verify of a lean recording: exit %d: %s" % (p.returncode, p.stdout + p.stderr))
+    if p.returncode != 0 or "view: every tick's rows per rank and layer" not in p.stdout:
+        fail("verify of a default recording: exit %d: %s" % (p.returncode, p.stdout + p.stderr))
     p = run([args.iopulse, "summary", rec, "--json"])
     got = json.loads(p.stdout)
     for key in TOTALS + ("alerts",):
         if got[key] != want[key]:
-            fail("lean: iopulse summary's %s differ from the live run's" % key)
-    rules = os.path.join(tmp, "lean_rules.json")
+            fail("view: iopulse summary's %s differ from the live run's" % key)
+    rules = os.path.join(tmp, "view_rules.json")
     with open(rules, "w") as f:
         json.dump({"imbalance": {"warn": 1.01}}, f)
-    for cmd in (["summary", rec, "--rules", rules],
-                ["replay", rec, "--headless", "--rules", rules]):
-        p = run([args.iopulse] + cmd)
-        if p.returncode != 1 or "--record-detail full" not in p.stderr:
-            fail("lean: %s: exit %d: %s" % (cmd[0], p.returncode, p.stderr))
-    print("lean: verify says so; summary's totals and alerts are the live ones; "
-          "--rules refused")
+    p = run([args.iopulse, "summary", rec, "--rules", rules])
+    if p.returncode != 0:
+        fail("view: summary --rules: exit %d: %s" % (p.returncode, p.stderr))
+    print("view: verify says so; summary's totals and alerts are the live ones; "
+          "--rules judges it again")
 
     # kill -9 of the whole job while recording, then replay
-    job, rec = start_job(args, tmp, "killed", [])
+    job, rec = start_job(args, tmp, "killed", ["--record-detail", "60s"])
     # until the recording holds written bytes (mpirun may take seconds to
     # start the ranks on a loaded machine), then a little more
     deadline = time.monotonic() + 30
@@ -599,6 +598,19 @@ def part_follow(args, tmp, rec, live, live_alerts):
     if p.returncode != 0 or "TRUNCATED at " not in p.stderr or not written:
         fail("kill -9: replay exit %d, %d bytes written: %s" % (p.returncode, written, p.stderr))
     print("kill -9: replayed to the last tick written (%d bytes written by then)" % written)
+    # that recording is lean (--record-detail 60s): verify says so; its
+    # ticks cannot be judged again, and --rules is refused with the way out
+    p = run([args.iopulse, "verify", rec])
+    if "lean:" not in p.stdout:
+        fail("verify of a lean recording: exit %d: %s" % (p.returncode, p.stdout + p.stderr))
+    with open(rules, "w") as f:
+        json.dump({"imbalance": {"warn": 1.01}}, f)
+    for cmd in (["summary", rec, "--rules", rules],
+                ["replay", rec, "--headless", "--rules", rules]):
+        p = run([args.iopulse] + cmd)
+        if p.returncode != 1 or "--record-detail full" not in p.stderr:
+            fail("lean: %s: exit %d: %s" % (cmd[0], p.returncode, p.stderr))
+    print("lean: verify says so; --rules refused")
     # its card stays behind, stale; --prune removes it
     jid = job_card_id(rec)
     p = run([args.iopulse, "jobs"])

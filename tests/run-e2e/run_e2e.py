@@ -256,7 +256,7 @@ def check_output_paths(args, tmp):
                             (["--record", rec, "--alerts", rec], 1, "a file each"),
                             (["--summary-json", rec, "--alerts", rec], 1, "a file each"),
                             (["--record", rec, "--record-detail", "5x"], 1,
-                             "--record-detail takes a duration"),
+                             "--record-detail takes view, full or a duration"),
                             (["--record-detail", "full"], 1, "--record-detail needs --record")]:
         p = subprocess.run([args.iopulse, "run", "--headless"] + opts + ["--", "touch", ran],
                            stdin=subprocess.DEVNULL, capture_output=True, text=True,

@@ -1,0 +1,34 @@
+/* What the default recording ("view", record.h) keeps of a tick's FILE and
+ * SITE rows: every row when the tick has at most cap files (sites); beyond
+ * that, the rows of the cap files that moved the most bytes, of the cap
+ * that took the most time, and of every file an alert names, with the
+ * rest folded into one COLL_ID_OTHER row per (layer, class), so totals
+ * still add up (docs/recording.md, "Default, lean and full recordings"). */
+#ifndef COLL_REC_VIEW_H
+#define COLL_REC_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tick.h"
+
+#define COLL_REC_VIEW_CAP 256
+
+/* Files an alert named, kept in every tick from the alert's start. */
+struct rec_named {
+	uint64_t *id;
+	size_t n, cap;
+};
+
+/* Adds id unless present; NOMEM leaves the set as it was. */
+enum iop_err rec_named_add(struct rec_named *s, uint64_t id);
+void rec_named_free(struct rec_named *s);
+
+/* Whether k has more than cap FILE or SITE rows: only then may the fold
+ * change it. */
+bool rec_view_over(const struct coll_tick *k, uint32_t cap);
+/* Folds k's FILE and SITE rows as above. NOMEM leaves k as it was. */
+enum iop_err rec_view_fold(struct coll_tick *k, uint32_t cap, const struct rec_named *named);
+
+#endif
