@@ -18,7 +18,9 @@ Checks, each by polling the screen with a bounded timeout:
   last; S after b 50% saves that tick; a truncated copy replays and says
   TRUNCATED at; q exits 0. A recording of mpi-checkpoint (collective
   buffering): the aggregator's row says AGG, the others' do not, and
-  BYTES per rank is each rank's MPI-IO bytes.
+  BYTES per rank is each rank's MPI-IO bytes. The default recording of a
+  steady job with rank 2 slowed: at b 50% rank 2's write rate is above 0
+  and below its peers', and the heatmap (H) flags its row.
 Standard library only. Exit status: 0 pass, 1 fail.
 """
 import glob
@@ -211,6 +213,55 @@ def run(args, tmp, pane):
     pane.wait_text("IOPULSE-EXIT=0")
     pane.tmux("kill-session", "-t", "t", check=False)
     aggregators(args, tmp, pane)
+    pane.tmux("kill-session", "-t", "t", check=False)
+    straggler_default(args, tmp, pane)
+
+
+def straggler_default(args, tmp, pane):
+    """The default recording (view) of a steady 8 s job whose rank 2 is
+    slowed (25 ms more a write at 100 writes a second): at 50% its row
+    shows a write rate above 0 and below its peers' (a lean recording
+    showed 0 B/s there), and the heatmap flags its row and not rank 0's."""
+    data = os.path.join(tmp, "steady")
+    os.mkdir(data)
+    rec = os.path.join(tmp, "steady.iop")
+    launcher = [args.mpirun, "-n", "4"]
+    if "mpich" not in os.path.basename(args.mpirun):
+        launcher.insert(1, "--oversubscribe")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               IOPFAULT_RANK="2", IOPFAULT_DELAY_US="25000")
+    prog = os.path.join(os.path.dirname(args.fpp), "steady")
+    p = subprocess.run([args.iopulse, "run", "--headless", "--record", rec,
+                        "--also-preload", args.fault, "--"] + launcher +
+                       [prog, "-T", "8", "-n", "100", "-s", "65536", "-d", data], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    if p.returncode != 0 or "straggler rank 2" not in p.stderr:
+        raise Fail("recording steady: exit %d, no straggler on rank 2 live: %s"
+                   % (p.returncode, p.stderr[-2000:]))
+    start(args, tmp, pane, rec, "t")
+    pane.wait("the badge and 4 ranks", lambda s: "REPLAY" in s and "ranks 4" in s)
+    pane.keys("r")
+    first = settled_time(pane, "the first tick")
+    pane.keys("b")
+    pane.keys("50%", "Enter")
+    pane.wait("50%", lambda s: secs(shown_time(s)) > secs(first))
+    mid = settled_time(pane, "50% settled")
+    view = save(pane, tmp)
+    rate = {r["rank"]: r["write_Bps"] for r in view["rows"]}
+    peers = [rate[r] for r in (0, 1, 3)]
+    if not 0 < rate[2] < 0.8 * min(peers):
+        raise Fail("at 50%% (%s): write rates per rank %s; want rank 2's above 0 and below "
+                   "its peers'" % (mid, rate))
+    pane.keys("H")
+    s = pane.wait("heatmap", lambda s: "heatmap throughput" in s and row_of(s, 2)
+                  and "!" in row_of(s, 2)[14:])
+    if "!" in row_of(s, 0)[14:]:
+        raise Fail("the heatmap flags a healthy rank:\n" + s)
+    print("default recording at 50%% (%s): rank 2 writes %.1f MiB/s, its peers %s; "
+          "the heatmap flags its row" % (mid, rate[2] / 2**20,
+                                         ["%.1f" % (x / 2**20) for x in peers]))
+    pane.keys("q")
+    pane.wait_text("IOPULSE-EXIT=0")
 
 
 def aggregators(args, tmp, pane):
