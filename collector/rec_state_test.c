@@ -282,8 +282,8 @@ static void summary_ignores_keyframes(void **state)
 /* The keyframe spacing rule of the default period (record.h): once a
  * minute's end has passed since the last keyframe, the next one follows
  * the first DELTA that brings the DELTA bytes since the last one to that
- * one's bytes (a lean recording's: 8 times them), or that is 10 minutes
- * (lean: 60) after it; never sooner. A 1-rank job of 4 minutes: its history
+ * one's bytes (a lean recording's: 8 times them, the default's: 4), or
+ * that is 10 minutes (lean: 60, the default: 30) after it; never sooner. A 1-rank job of 4 minutes: its history
  * grows past a minute of DELTAs, so the rule spaces its keyframes. */
 static void spaced_rule(uint64_t detail_ns, uint64_t share, uint64_t periods,
                         unsigned *n_keyframes, unsigned *n_spaced)
@@ -363,6 +363,9 @@ static void keyframes_spaced_by_cost(void **state)
 	 * minute in, then none in 4 minutes of this job */
 	spaced_rule(60 * SEC, 8, 60, &keyframes, &spaced);
 	assert_int_equal(keyframes, 1);
+	/* the default (view): 4 times their bytes, or half an hour */
+	spaced_rule(0, 4, 30, &keyframes, &spaced);
+	assert_true(keyframes >= 1);
 }
 
 
