@@ -23,8 +23,8 @@
  * 8 times their bytes of DELTAs, or an hour. */
 #define LEAN_KEYFRAME_DELTA_SHARE 8
 #define LEAN_KEYFRAME_MAX_PERIODS 60
-/* The default's (view): 4 times their bytes, so keyframes stay under a
- * fifth of the file (at 1, 16 ranks' were 53 %), or half an hour. */
+/* The default's (view): 4 times their bytes, or half an hour: 27 % of a
+ * 16-rank hour's file (at 1, 53 %; docs/recording.md). */
 #define VIEW_KEYFRAME_DELTA_SHARE 4
 #define VIEW_KEYFRAME_MAX_PERIODS 30
 

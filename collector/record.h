@@ -33,7 +33,7 @@ struct coll_record;
  * layer and class. Its counters go out every tick; its keyframes are of
  * the state a reader builds from what was written (a second state the
  * recorder keeps), so seeking and playing through agree, spaced to at
- * most a quarter of the DELTAs' bytes or half an hour.
+ * most a quarter of the DELTAs' bytes or half an hour (docs/recording.md).
  *
  * A lean recording (--record-detail DUR) writes each tick's LAYER rows whole,
  * and the whole tick (RANK, FILE and SITE rows too) every detail_ns of
