@@ -22,7 +22,9 @@
  *                                         FILE, LAYER, SITE), each compressed
  *                                         alone, with the previous tick as a
  *                                         prefix, and without histograms: where a
- *                                         tick's bytes go (docs/recording.md)
+ *                                         tick's bytes go (docs/recording.md); and
+ *                                         the ticks' counters, as written and as
+ *                                         changes since their last values
  *
  * Each line also splits the file into its DELTA and KEYFRAME frames' bytes.
  * Usage: recsize_bench [NAME...]. */
@@ -61,6 +63,9 @@ static const uint64_t job_id = 0x7ec0;
 enum { ROWS_AS_IS, ROWS_PREFIX, ROWS_NO_HIST, ROWS_COUNT, ROWS__N };
 struct rows_by_kind {
 	uint64_t by[COLL_ROW_SITE + 1][ROWS__N];
+	uint64_t ctr_abs, ctr_chg, ctr_idx, ctr_n; /* the ticks' counters: as written, as
+	                                              changes, as changes keyed by an index */
+	struct coll_ctrset ctr_last;      /* each counter's last value */
 	uint64_t folded256; /* every row, FILE rows folded to 256 */
 	struct coll_tick one;
 	uint8_t *raw, *prev[COLL_ROW_SITE + 1], *z;
@@ -107,6 +112,60 @@ static void rows_of(struct rows_by_kind *r, const struct coll_tick *k, int kind)
 	}
 }
 
+static void die(const char *what, enum iop_err e)
+{
+	fprintf(stderr, "recsize_bench: %s: %s\n", what, iop_strerror(e));
+	exit(1);
+}
+
+/* A DELTA's counters, compressed: as written (each one's job totals so
+ * far) and as each one's change since its last value. */
+static void counters_tick(struct rows_by_kind *r, const struct coll_ctrset *ctr)
+{
+	struct iop_wcur c = iop_wcur_make(r->raw, ROWS_BUF);
+	for (uint32_t i = 0; i < ctr->n; i++)
+		coll_counter_encode(&ctr->v[i], &c);
+	if (c.err)
+		die("counters", c.err);
+	r->ctr_abs += compressed(r, (size_t)(c.p - r->raw), NULL, 0);
+	c = iop_wcur_make(r->raw, ROWS_BUF);
+	for (uint32_t i = 0; i < ctr->n; i++) {
+		struct coll_counter grew;
+		if (coll_ctrset_add(&r->ctr_last, &ctr->v[i], UINT32_MAX, &grew))
+			die("counters", IOP_ERR_NOMEM);
+		coll_counter_encode(&grew, &c);
+	}
+	if (c.err)
+		die("counters", c.err);
+	size_t n = (size_t)(c.p - r->raw);
+	r->ctr_chg += compressed(r, n, NULL, 0);
+	/* the key (rank, node, pid, image, file, layer, class) as the index
+	 * of the counter in a recording's dictionary of them: estimated by a
+	 * 14-bit hash of the key in its place, values as above */
+	struct iop_rcur rc = iop_rcur_make(r->raw, n);
+	uint8_t *out = r->raw + n;
+	struct iop_wcur w = iop_wcur_make(out, ROWS_BUF - n);
+	for (uint32_t i = 0; i < ctr->n; i++) {
+		struct coll_counter g;
+		if (coll_counter_decode(&g, &rc))
+			die("counters", IOP_ERR_MALFORMED);
+		const struct coll_counter *k = &ctr->v[i];
+		uint64_t h = (k->file ^ (uint64_t)k->rank << 40 ^ (uint64_t)k->pid << 20 ^
+		              (uint64_t)(k->layer << 4 | k->cls)) * UINT64_C(0x9e3779b97f4a7c15);
+		iop_put_varint(&w, h >> 50);
+		iop_put_varint(&w, g.ops);
+		iop_put_varint(&w, g.bytes);
+		iop_put_varint(&w, g.time_ns);
+		iop_put_varint(&w, g.errors);
+		for (unsigned p = 0; p < COLL_PAT__COUNT; p++)
+			iop_put_varint(&w, g.pat[p]);
+	}
+	size_t m = (size_t)(w.p - out);
+	memmove(r->raw, out, m);
+	r->ctr_idx += compressed(r, m, NULL, 0);
+	r->ctr_n += ctr->n;
+}
+
 static void rows_tick(struct rows_by_kind *r, const struct coll_tick *k)
 {
 	for (int kind = COLL_ROW_RANK; kind <= COLL_ROW_SITE; kind++) {
@@ -127,12 +186,6 @@ static void rows_tick(struct rows_by_kind *r, const struct coll_tick *k)
 	r->folded256 += compressed(r, encoded(r, &r->one), NULL, 0);
 }
 
-static void die(const char *what, enum iop_err e)
-{
-	fprintf(stderr, "recsize_bench: %s: %s\n", what, iop_strerror(e));
-	exit(1);
-}
-
 static void to_root(void *arg, struct coll_delta *d)
 {
 	struct pipe *p = arg;
@@ -144,6 +197,7 @@ static void record(void *arg, const struct coll_delta *d, const struct coll_stat
 	struct pipe *p = arg;
 	if (p->rows) {
 		rows_tick(p->rows, &d->tick);
+		counters_tick(p->rows, &d->ctr);
 		p->ticks++;
 		return;
 	}
@@ -329,6 +383,12 @@ int main(int argc, char **argv)
 		printf("recording_rows_files_folded_256_kib_per_rank_hour %.1f KiB (every row, FILE "
 		       "rows folded to 256 a tick)\n",
 		       r->folded256 / per);
+		printf("recording_counters_kib_per_rank_hour %.1f KiB (%.1f counters a tick, each "
+		       "the job's totals so far; as each one's change since its last value %.1f; "
+		       "those with the key as a 14-bit dictionary index, estimated, %.1f)\n",
+		       r->ctr_abs / per, (double)r->ctr_n / (double)x.ticks, r->ctr_chg / per,
+		       r->ctr_idx / per);
+		coll_ctrset_free(&r->ctr_last);
 		coll_tick_free(&r->one);
 		for (int k = COLL_ROW_RANK; k <= COLL_ROW_SITE; k++)
 			free(r->prev[k]);
