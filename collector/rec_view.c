@@ -116,8 +116,6 @@ static void fold_kind(struct coll_tick *k, uint8_t kind, uint32_t cap, const str
 
 enum iop_err rec_view_fold(struct coll_tick *k, uint32_t cap, const struct rec_named *named)
 {
-	if (!rec_view_over(k, cap))
-		return IOP_OK;
 	size_t n = k->n ? k->n : 1;
 	struct subject *v = malloc(n * sizeof(*v));
 	struct subject **top = malloc(n * sizeof(*top));

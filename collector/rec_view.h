@@ -28,7 +28,8 @@ void rec_named_free(struct rec_named *s);
 /* Whether k has more than cap FILE or SITE rows: only then may the fold
  * change it. */
 bool rec_view_over(const struct coll_tick *k, uint32_t cap);
-/* Folds k's FILE and SITE rows as above. NOMEM leaves k as it was. */
+/* Folds k's FILE and SITE rows as above (for a tick rec_view_over finds
+ * over the cap: the caller has counted). NOMEM leaves k as it was. */
 enum iop_err rec_view_fold(struct coll_tick *k, uint32_t cap, const struct rec_named *named);
 
 #endif

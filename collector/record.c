@@ -214,11 +214,11 @@ static bool procs_end(const struct coll_delta *d)
 	return false;
 }
 
-/* The delta a lean recording writes for d (record.h), as a view of d: it
- * shares d's names, processes and monitor counts, and r's rows and
- * counters. *flush: it carries the counters held back. */
-static enum iop_err lean_view(struct coll_record *r, const struct coll_delta *d,
-                              struct coll_delta *v, bool *flush)
+/* The delta a lean or default recording writes for d (record.h), as a
+ * view of d: it shares d's names, processes and monitor counts, and r's
+ * rows and counters. *flush: it carries the counters held back. */
+static enum iop_err written_view(struct coll_record *r, const struct coll_delta *d,
+                                 struct coll_delta *v, bool *flush)
 {
 	if (r->view_cap) { /* the default: every tick, files and sites folded */
 		*v = *d;
@@ -286,7 +286,7 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 	struct coll_delta view;
 	bool flush = false;
 	if (shadowed(r)) {
-		(void)lean_view(r, d, &view, &flush);
+		(void)written_view(r, d, &view, &flush);
 		d = &view;
 	}
 	enum iop_err e = coll_delta_encode_body_buf(d, REC_PAYLOAD_MAX, &r->buf, &r->cap, &len);
@@ -340,8 +340,7 @@ static void name_file(struct coll_record *r, json_t *alert)
 	const char *f = json_string_value(json_object_get(alert, "file"));
 	if (!r->view_cap || !f)
 		return;
-	char *end;
-	uint64_t id = strncmp(f, "0x", 2) == 0 ? strtoull(f + 2, &end, 16) : iop_hash_str(f);
+	uint64_t id = strncmp(f, "0x", 2) == 0 ? strtoull(f + 2, NULL, 16) : iop_hash_str(f);
 	(void)rec_named_add(&r->named, id); /* out of memory: it may fold, totals stay */
 }
 

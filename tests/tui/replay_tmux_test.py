@@ -86,6 +86,18 @@ def settled_time(pane, what):
     return seen[-1]
 
 
+def half_way(pane, first, last):
+    """r, then b 50%: the time shown there once settled. From the first
+    tick, so that the screen before b 50% takes effect cannot pass for it
+    (CI once read that time and then saved the 50% tick, 4 before the end)."""
+    pane.keys("r")
+    pane.wait("rewound", lambda s: shown_time(s) == first)
+    pane.keys("b")
+    pane.keys("50%", "Enter")
+    pane.wait("50%", lambda s: secs(first) < secs(shown_time(s)) < secs(last))
+    return settled_time(pane, "50% settled")
+
+
 def save(pane, tmp):
     """S, then the saved view's JSON."""
     before = set(glob.glob(os.path.join(tmp, "iopulse-*.json")))
@@ -132,15 +144,7 @@ def run(args, tmp, pane):
 
     pane.keys("Left")
     pane.wait("one tick back", lambda s: secs(shown_time(s)) == secs(last) - 1)
-    # from the first tick, so that the screen before b 50% takes effect
-    # (one tick back, itself between the ends) cannot pass for it: CI once
-    # read that time and then saved the 50% tick, 4 before the end
-    pane.keys("r")
-    pane.wait("rewound", lambda s: shown_time(s) == first)
-    pane.keys("b")
-    pane.keys("50%", "Enter")
-    pane.wait("50%", lambda s: secs(first) < secs(shown_time(s)) < secs(last))
-    mid = settled_time(pane, "50% settled")
+    mid = half_way(pane, first, last)  # not the tick one back: from the first
     view = save(pane, tmp)
     back = end["tick"] - view["tick"]  # 1 s ticks
     if view["view"] != "ranks" or abs(back - (secs(last) - secs(mid))) > 1:
@@ -248,12 +252,7 @@ def straggler_default(args, tmp, pane):
     pane.keys("Z")
     pane.wait("a later tick", lambda s: secs(shown_time(s)) > secs(first))
     last = settled_time(pane, "the last tick")
-    pane.keys("r")
-    pane.wait("rewound", lambda s: shown_time(s) == first)
-    pane.keys("b")
-    pane.keys("50%", "Enter")
-    pane.wait("50%", lambda s: secs(first) < secs(shown_time(s)) < secs(last))
-    mid = settled_time(pane, "50% settled")
+    mid = half_way(pane, first, last)
     view = save(pane, tmp)
     rate = {r["rank"]: r["write_Bps"] for r in view["rows"]}
     peers = [rate[r] for r in (0, 1, 3)]
