@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "events.h"
 #include "frame.h"
@@ -535,7 +536,7 @@ enum iop_err coll_delta_decode_body_v(struct coll_delta *d, struct iop_rcur *c, 
 	return e;
 }
 
-#define HDR_LEN 32 /* magic, version, reserved, job, sender, seq */
+#define HDR_LEN 32 /* magic, version, flags, job, sender, seq */
 
 enum iop_err coll_encode_grown(uint8_t **buf, size_t *cap, size_t max, size_t tail,
                                  void (*fill)(const void *arg, struct iop_wcur *c),
@@ -593,17 +594,68 @@ static void fill_message(const void *arg, struct iop_wcur *c)
 	coll_delta_encode_body(m->d, c);
 }
 
+/* A message's body compressed in place (zstd), when that makes it shorter
+ * and the decoder's bound on expansion holds: the flag, the body's length,
+ * the zstd frame. The message's new length; n when it stays as it was (too
+ * short to gain, no memory, or no gain). */
+static size_t squeeze(uint8_t *buf, size_t n)
+{
+	size_t raw = n - HDR_LEN;
+	if (raw < COLL_DELTA_Z_MIN)
+		return n;
+	size_t bound = ZSTD_compressBound(raw);
+	uint8_t *z = malloc(bound);
+	if (!z)
+		return n;
+	size_t zn = ZSTD_compress(z, bound, buf + HDR_LEN, raw, COLL_DELTA_Z_LEVEL);
+	uint8_t len[IOP_VARINT_MAX];
+	struct iop_wcur lc = iop_wcur_make(len, sizeof len);
+	iop_put_varint(&lc, raw);
+	size_t ln = (size_t)(lc.p - len);
+	if (ZSTD_isError(zn) || ln + zn >= raw || raw > COLL_DELTA_Z_RATIO * zn) {
+		free(z);
+		return n;
+	}
+	memcpy(buf + HDR_LEN, len, ln);
+	memcpy(buf + HDR_LEN + ln, z, zn);
+	free(z);
+	iop_store_u16le(buf + 6, COLL_DELTA_F_ZSTD);
+	return HDR_LEN + ln + zn;
+}
+
 enum iop_err coll_delta_encode(const struct coll_delta *d, const struct coll_delta_hdr *h,
                                const struct iop_key *key, uint8_t **buf, size_t *cap,
                                size_t *len)
 {
 	struct message m = {d, h};
 	size_t n;
-	enum iop_err e = coll_encode_grown(buf, cap, (size_t)1 << 31, IOP_MAC_BYTES, fill_message, &m, &n);
+	enum iop_err e = coll_encode_grown(buf, cap, COLL_DELTA_MAX_BODY, IOP_MAC_BYTES, fill_message,
+	                                   &m, &n);
 	if (e)
 		return e;
+	n = squeeze(*buf, n);
 	*len = n + IOP_MAC_BYTES;
 	return iop_mac(key, *buf, n, *buf + n);
+}
+
+/* The compressed body of an authenticated message, expanded into *raw
+ * (malloc'd; free() it) with c reading it. */
+static enum iop_err unsqueeze(struct iop_rcur *c, uint8_t **raw)
+{
+	uint64_t rn = iop_get_varint(c);
+	if (c->err)
+		return c->err;
+	size_t zn = iop_rcur_left(c);
+	if (rn > COLL_DELTA_MAX_BODY || rn > COLL_DELTA_Z_RATIO * zn)
+		return IOP_ERR_MALFORMED;
+	*raw = malloc(rn ? rn : 1);
+	if (!*raw)
+		return IOP_ERR_NOMEM;
+	size_t got = ZSTD_decompress(*raw, rn, c->p, zn);
+	if (ZSTD_isError(got) || got != rn)
+		return IOP_ERR_MALFORMED;
+	*c = iop_rcur_make(*raw, rn);
+	return IOP_OK;
 }
 
 enum iop_err coll_delta_decode(struct coll_delta *d, struct coll_delta_hdr *h, const uint8_t *buf,
@@ -617,7 +669,7 @@ enum iop_err coll_delta_decode(struct coll_delta *d, struct coll_delta_hdr *h, c
 		return IOP_ERR_BAD_MAGIC;
 	if (iop_get_u16le(&c) != COLL_DELTA_VERSION)
 		return IOP_ERR_BAD_VERSION;
-	(void)iop_get_u16le(&c);
+	uint16_t flags = iop_get_u16le(&c);
 	h->job_id = iop_get_u64le(&c);
 	h->sender = iop_get_u64le(&c);
 	h->seq = iop_get_u64le(&c);
@@ -625,9 +677,15 @@ enum iop_err coll_delta_decode(struct coll_delta *d, struct coll_delta_hdr *h, c
 		return IOP_ERR_BAD_MAC;
 	if (h->job_id != job_id)
 		return IOP_ERR_BAD_MAC; /* a frame of another job keyed alike: foreign */
-	enum iop_err e = coll_delta_decode_body(d, &c);
+	if (flags & ~COLL_DELTA_F_ZSTD)
+		return IOP_ERR_MALFORMED;
+	uint8_t *raw = NULL;
+	enum iop_err e = flags & COLL_DELTA_F_ZSTD ? unsqueeze(&c, &raw) : IOP_OK;
+	if (!e)
+		e = coll_delta_decode_body(d, &c);
 	if (!e && iop_rcur_left(&c))
 		e = IOP_ERR_INCONSISTENT;
+	free(raw);
 	if (e)
 		coll_delta_reset(d, 0);
 	return e;

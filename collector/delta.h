@@ -143,6 +143,19 @@ enum iop_err coll_delta_merge_take(struct coll_delta *dst, struct coll_delta *sr
                                 * collective calls (cells' waits, instances) */
 #define COLL_DELTA_VERSION_MIN 2 /* the oldest a decoder reads (without patterns) */
 _Static_assert(COLL_TICK_CELL_VERSION == COLL_DELTA_VERSION, "tick.c encodes this version");
+/* Flags (the u16 after the version): the body is zstd-compressed, after
+ * a varint of its length. An encoder compresses bodies of COLL_DELTA_Z_MIN
+ * bytes or more when that shortens them (a 64-rank leaf's tick: 2.7x), so
+ * the 64 deltas a root holds at once at each tick's end take a third of
+ * the memory. A decoder, after the MAC, refuses a length above
+ * COLL_DELTA_Z_RATIO times the compressed bytes (the encoder sends those
+ * as they are) or COLL_DELTA_MAX_BODY, a frame that expands to another
+ * length, and any other flag. */
+#define COLL_DELTA_F_ZSTD   1u
+#define COLL_DELTA_Z_MIN    2048
+#define COLL_DELTA_Z_RATIO  256
+#define COLL_DELTA_Z_LEVEL  1
+#define COLL_DELTA_MAX_BODY ((size_t)1 << 31)
 struct coll_delta_hdr {
 	uint64_t job_id;
 	uint64_t sender; /* the sending collector's id */

@@ -357,6 +357,97 @@ static void delta_message(void **state)
 	coll_delta_free(&back);
 }
 
+/* A message's bytes after a change, MAC'd again with the job's key: what
+ * only a holder of the key could send. */
+static void remac(uint8_t *buf, size_t len, const struct iop_key *key)
+{
+	assert_int_equal(iop_mac(key, buf, len - IOP_MAC_BYTES, buf + len - IOP_MAC_BYTES), IOP_OK);
+}
+
+/* A leaf's tick of thousands of rows goes compressed (zstd): the flag set,
+ * fewer bytes than the body, and the same delta back. A compressed body
+ * that is damaged, claims another length or more than the bound, or an
+ * unknown flag, is refused even under a valid MAC. */
+static void delta_message_compressed(void **state)
+{
+	(void)state;
+	struct coll_delta d, back;
+	coll_delta_init(&d, 1700000000, SEC);
+	coll_tick_free(&d.tick);
+	make_tick(&d.tick, 3000);
+	struct iop_key key = test_key(7);
+	struct coll_delta_hdr h = {.job_id = JOB, .sender = 3, .seq = 10}, hb;
+	uint8_t *buf = NULL, *body = NULL, *body2 = NULL;
+	size_t cap = 0, len, bcap = 0, blen, b2cap = 0, b2len;
+	assert_int_equal(coll_delta_encode(&d, &h, &key, &buf, &cap, &len), IOP_OK);
+	assert_int_equal(coll_delta_encode_body_buf(&d, SIZE_MAX, &body, &bcap, &blen), IOP_OK);
+	assert_int_equal(iop_load_u16le(buf + 6), COLL_DELTA_F_ZSTD);
+	assert_true(len < blen / 2);
+	coll_delta_init(&back, 0, SEC);
+	assert_int_equal(coll_delta_decode(&back, &hb, buf, len, &key, JOB), IOP_OK);
+	assert_int_equal(hb.seq, 10);
+	assert_int_equal(coll_delta_encode_body_buf(&back, SIZE_MAX, &body2, &b2cap, &b2len), IOP_OK);
+	assert_int_equal(b2len, blen);
+	assert_memory_equal(body, body2, blen);
+
+	uint8_t *bad = malloc(len);
+	/* the compressed bytes damaged: refused and empty, or (a literal
+	 * changed: the MAC, not zstd, guards the bytes) another delta; never
+	 * a crash (ASan) */
+	unsigned refused = 0;
+	for (size_t i = 40; i < len - IOP_MAC_BYTES; i += (len - 40) / 64) {
+		memcpy(bad, buf, len);
+		bad[i] ^= 0x5a;
+		remac(bad, len, &key);
+		if (coll_delta_decode(&back, &hb, bad, len, &key, JOB) != IOP_OK) {
+			refused++;
+			assert_int_equal(back.tick.n + back.n_names + back.ctr.n, 0);
+		}
+	}
+	assert_true(refused > 0);
+	/* an unknown flag */
+	memcpy(bad, buf, len);
+	iop_store_u16le(bad + 6, COLL_DELTA_F_ZSTD | 2);
+	remac(bad, len, &key);
+	assert_int_equal(coll_delta_decode(&back, &hb, bad, len, &key, JOB), IOP_ERR_MALFORMED);
+	/* the flag without compression: the body is not a zstd frame */
+	struct coll_delta small;
+	coll_delta_init(&small, 1700000000, SEC);
+	size_t slen;
+	uint8_t *sbuf = NULL;
+	size_t scap = 0;
+	assert_int_equal(coll_delta_encode(&small, &h, &key, &sbuf, &scap, &slen), IOP_OK);
+	assert_int_equal(iop_load_u16le(sbuf + 6), 0); /* too short to gain */
+	iop_store_u16le(sbuf + 6, COLL_DELTA_F_ZSTD);
+	remac(sbuf, slen, &key);
+	assert_int_not_equal(coll_delta_decode(&back, &hb, sbuf, slen, &key, JOB), IOP_OK);
+	/* a length past the bound, or one byte off the frame's */
+	size_t zn = len - IOP_MAC_BYTES - 32;
+	uint64_t lens[] = {(uint64_t)COLL_DELTA_Z_RATIO * zn + 1, blen + 1, blen - 1};
+	for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+		uint8_t *f = malloc(len + 16);
+		memcpy(f, buf, 32);
+		struct iop_wcur w = iop_wcur_make(f + 32, 16);
+		iop_put_varint(&w, lens[i]);
+		struct iop_rcur r = iop_rcur_make(buf + 32, len - 32);
+		(void)iop_get_varint(&r);
+		size_t rest = (size_t)(buf + len - r.p);
+		memcpy(w.p, r.p, rest);
+		size_t flen = (size_t)(w.p - f) + rest;
+		remac(f, flen, &key);
+		assert_int_equal(coll_delta_decode(&back, &hb, f, flen, &key, JOB), IOP_ERR_MALFORMED);
+		free(f);
+	}
+	free(bad);
+	free(buf);
+	free(sbuf);
+	free(body);
+	free(body2);
+	coll_delta_free(&d);
+	coll_delta_free(&small);
+	coll_delta_free(&back);
+}
+
 /* ---- leaf + root with real frames ---- */
 
 struct pipeline {
@@ -963,6 +1054,7 @@ int main(void)
 		cmocka_unit_test(fold_matches_model),
 		cmocka_unit_test(merge_take_is_merge),
 		cmocka_unit_test(delta_message),
+		cmocka_unit_test(delta_message_compressed),
 		cmocka_unit_test(leaf_root_exact_totals),
 		cmocka_unit_test(leaf_restart_keeps_totals),
 		cmocka_unit_test(leaf_rejects_bad_frames),

@@ -6,11 +6,16 @@
  * and length fixed up and a valid MAC, so mutations reach the leaf's
  * handling of names, counters, in-flight calls, events and sequence numbers
  * behind the MAC. It is also tried as a delta body, and a body that decodes
- * is merged into a root. Every few hundred inputs the leaf and root close
+ * is merged into a root; and as a whole delta message between collectors
+ * with a valid MAC and a zstd-compressed body: the input after its first
+ * byte compressed (so mutated bodies reach the decoder through zstd), or
+ * taken as the compressed bytes themselves (lengths, frames and bounds that
+ * lie). Every few hundred inputs the leaf and root close
  * their ticks and are replaced, so memory stays bounded across a run (the
  * sanitizer's leak check sees everything freed). */
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "delta.h"
 #include "frame.h"
@@ -32,6 +37,45 @@ static void to_root(void *arg, struct coll_delta *d)
 {
 	(void)arg;
 	(void)coll_root_delta(root, d);
+}
+
+/* The input as a compressed delta message (see the top). */
+static void as_message(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return;
+	size_t body = size - 1, cap = 32 + IOP_VARINT_MAX + ZSTD_compressBound(body) + IOP_MAC_BYTES;
+	uint8_t *m = malloc(cap);
+	if (!m)
+		return;
+	struct iop_wcur w = iop_wcur_make(m, cap);
+	iop_put_u32le(&w, COLL_DELTA_MAGIC);
+	iop_put_u16le(&w, COLL_DELTA_VERSION);
+	iop_put_u16le(&w, COLL_DELTA_F_ZSTD);
+	iop_put_u64le(&w, JOB);
+	iop_put_u64le(&w, 1);
+	iop_put_u64le(&w, inputs);
+	if (data[0] & 1) {
+		iop_put_varint(&w, body);
+		size_t zn = ZSTD_compress(w.p, ZSTD_compressBound(body), data + 1, body, 1);
+		if (ZSTD_isError(zn)) {
+			free(m);
+			return;
+		}
+		w.p += zn;
+	} else {
+		iop_put_bytes(&w, data + 1, body);
+	}
+	size_t n = (size_t)(w.p - m);
+	iop_mac(&fuzz_key, m, n, m + n);
+	struct coll_delta d;
+	struct coll_delta_hdr h;
+	coll_delta_init(&d, 0, 1000000000ull);
+	if (coll_delta_decode(&d, &h, m, n + IOP_MAC_BYTES, &fuzz_key, JOB) == IOP_OK &&
+	    d.tick.tick_ns)
+		(void)coll_root_delta(root, &d);
+	coll_delta_free(&d);
+	free(m);
 }
 
 static void renew(void)
@@ -87,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (coll_delta_decode_body(&d, &c) == IOP_OK && d.tick.tick_ns)
 		(void)coll_root_delta(root, &d);
 	coll_delta_free(&d);
+	as_message(data, size);
 	coll_root_advance(root, now, false, NULL, NULL);
 	return 0;
 }
