@@ -364,8 +364,10 @@ static void view_close(struct run *r, bool quit)
 	r->view->close(r->v);
 	r->v = NULL;
 	r->out.out.text = !r->opt.jsonl;
-	if (quit && !r->child_done) /* `q` ends the session as Ctrl-C does headless */
+	if (quit && !r->child_done) { /* `q` ends the session as Ctrl-C does headless */
 		kill(r->child, SIGINT);
+		r->out.job.interrupted = "q in the dashboard";
+	}
 }
 
 static void on_signals(struct run *r, uint64_t now)
@@ -390,8 +392,13 @@ static void on_signals(struct run *r, uint64_t now)
 		case SIGTERM:
 		case SIGINT:
 		case SIGHUP:
-			if (!r->child_done)
+			if (!r->child_done) {
 				kill(r->child, sig[i]);
+				if (!r->out.job.interrupted)
+					r->out.job.interrupted = sig[i] == SIGINT    ? "SIGINT"
+					                         : sig[i] == SIGTERM ? "SIGTERM"
+					                                             : "SIGHUP";
+			}
 			break;
 		}
 	}
@@ -516,7 +523,7 @@ static int start(struct run *r)
 		return fail("out of memory", NULL);
 	r->in.leaf = r->leaf;
 	struct coll_job_info job = {.id = r->card.job_id, .start_ns = now, .command = r->command,
-	                            .tick_ns = r->opt.tick_ns};
+	                            .tick_ns = r->opt.tick_ns, .live = true};
 	if ((rc = coll_rootout_start(&r->out, &job, coll_root_state(r->root))))
 		return rc;
 	if (r->opt.record_events) {

@@ -254,6 +254,9 @@ json_t *coll_summary_json(const struct coll_state *s, const struct coll_job_info
 		(json_int_t)m->produced, "dropped", (json_int_t)m->dropped, "late", (json_int_t)m->late,
 		"rejected_frames", (json_int_t)m->rejected_frames, "frames", (json_int_t)m->frames,
 		"shim_time_s", m->shim_ns / 1e9);
+	if (job->live)
+		json_object_set_new(json_object_get(o, "job"), "interrupted",
+		                    job->interrupted ? json_string(job->interrupted) : json_false());
 	return o;
 }
 
@@ -312,9 +315,11 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 	char rd[24], wr[24], id[17];
 	snprintf(id, sizeof id, "%016" PRIx64, job->id);
 	uint32_t ranks = coll_state_ranks_seen(s), nodes = coll_state_nodes(s);
-	fprintf(to, "iopulse: job %s: %u rank%s on %u node%s, %.1f s\n", id, ranks,
+	fprintf(to, "iopulse: job %s: %u rank%s on %u node%s, %.1f s%s%s%s\n", id, ranks,
 	        ranks == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
-	        (end_ns(job) - job->start_ns) / 1e9);
+	        (end_ns(job) - job->start_ns) / 1e9,
+	        job->interrupted ? ", interrupted (" : "", job->interrupted ? job->interrupted : "",
+	        job->interrupted ? ") before the command finished" : "");
 	fprintf(to, "  %-7s %12s %12s %10s %10s %10s %10s %10s %10s\n", "layer", "read", "written",
 	        "read ops", "write ops", "meta ops", "time s", "excl s", "wait s");
 	for (int i = 0; i < IOP_LAYER__COUNT; i++) {

@@ -8,6 +8,7 @@
 #define COLL_SUMMARY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -19,6 +20,11 @@ struct coll_job_info {
 	const char *command;       /* the monitored command line */
 	uint64_t tick_ns;
 	uint64_t history_bytes;    /* the state's history budget (a recording's META) */
+	/* live runs: what ended the command before it finished ("q in the
+	 * dashboard", "SIGINT", "SIGTERM", "SIGHUP"), NULL when it finished by
+	 * itself; replays do not know (live false) */
+	bool live;
+	const char *interrupted;
 };
 
 /* The summary object; alerts (a JSON array, may be NULL) is stolen. */

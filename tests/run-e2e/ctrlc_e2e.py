@@ -160,6 +160,9 @@ def main():
         rc, codes, text = interrupted_job(args, tmp, mode)
         print("job %d (%s): iopulse run exited %d, ranks %s" % (i, mode, rc, codes))
         reported_2 |= rc == 2
+        if "interrupted (SIGINT) before the command finished" not in text:
+            problems.append("job %d (%s): the summary does not say the run was interrupted"
+                            % (i, mode))
         bad = [(r, c) for r, c in enumerate(codes) if c not in (0, 2)]
         if len(codes) != args.ranks or bad or rc not in (0, 2):
             problems.append("job %d (%s): exit %d, ranks %s (9: killed by SIGKILL)"

@@ -277,6 +277,10 @@ def run(args, tmp, pane):
     pane.keys("q")
     s = pane.wait_text("IOPULSE-EXIT=", timeout=30)
     code = int(re.search(r"IOPULSE-EXIT=(\d+)", s).group(1))
+    # the summary's first line may have scrolled up: the pane's history too
+    full = pane.tmux("capture-pane", "-p", "-S", "-300", "-t", "t", check=False)
+    if "interrupted (q in the dashboard) before the command finished" not in full:
+        raise Fail("the summary does not say q interrupted the run:\n" + full)
     # cut short: the slowed rank's file is not whole
     written = os.path.getsize(os.path.join(tmp, "data", "fpp.2"))
     if written >= 30000 * 1024:
