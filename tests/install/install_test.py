@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""iopulse installed into a prefix and used as an ordinary user would.
+
+As root: `cmake --install BUILD --prefix P` into a temporary prefix, then,
+in a mount namespace where the source and build trees are hidden under
+empty tmpfs mounts (as if deleted: the installed copy must need nothing
+from them), as an ordinary user (created with useradd when missing) with
+only P/bin and the system's directories on PATH:
+
+- `iopulse --version` prints the project's version;
+- `iopulse run --headless --record R --summary-json S -- LAUNCHER -n 4
+  P/libexec/iopulse/examples/fpp ...`: the installed shim is found beside
+  the binary, and the totals are exact (4 ranks x 200 writes and reads of
+  4 KiB, what fpp says it did);
+- `iopulse replay --headless R` and `iopulse summary R --json` of that
+  recording: the same layers;
+- the modulefile (Environment Modules' `module use P/share/modulefiles;
+  module load iopulse`) puts P/bin on PATH and P/share/man on MANPATH, and
+  `man -w iopulse-run` finds the installed page;
+- every installed man page renders with no groff warning (-ww);
+- the bash completion, sourced: `complete -p iopulse` is defined, and it
+  completes the subcommands, `export --format` values and options.
+
+Nothing in P names the source or build tree (no RPATH, no path). Skipped
+(77) when not root (useradd, mounts).
+
+Usage: install_test.py --build BUILD --source SRC --mpirun LAUNCHER
+"""
+import argparse
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+
+USER = "iopulse-test"
+RANKS, N, SIZE = 4, 200, 4096
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=kw.pop("timeout", 240), **kw)
+
+
+USER_SCRIPT = r'''
+set -u
+P=$1 DATA=$2 LAUNCH=$3 VERSION=$4 HIDDEN=$5
+step() { echo "== $*"; }
+die() { echo "FAILED: $*"; exit 1; }
+[[ -d $HIDDEN && -z $(ls -A "$HIDDEN") ]] || die "$HIDDEN is not hidden"
+cd "$DATA"
+step "version"
+v=$(iopulse --version) || die "iopulse --version"
+[[ $v == "iopulse $VERSION "* ]] || die "version said: $v"
+[[ $(command -v iopulse) == "$P/bin/iopulse" ]] || die "iopulse is $(command -v iopulse)"
+step "run"
+iopulse run --headless --record job.iop --summary-json live.json -- \
+    $LAUNCH -n 4 "$P/libexec/iopulse/examples/fpp" -n 200 -s 4096 -d "$DATA/d" > truth.jsonl 2> run.err \
+    || die "iopulse run exited $?: $(tail -5 run.err)"
+step "replay"
+iopulse replay --headless --summary-json replayed.json job.iop 2> replay.err || die "replay exited $?"
+iopulse summary job.iop --json > summary.json || die "summary exited $?"
+step "module"
+source /usr/share/modules/init/bash || die "no Environment Modules"
+PATH=/usr/bin:/bin MANPATH=
+module use "$P/share/modulefiles" && module load iopulse || die "module load"
+[[ $(command -v iopulse) == "$P/bin/iopulse" ]] || die "after module load: $(command -v iopulse)"
+m=$(env -u LD_PRELOAD man -w iopulse-run) || die "man -w iopulse-run"
+[[ $m == "$P/share/man/man1/iopulse-run.1"* ]] || die "man -w iopulse-run: $m"
+step "man pages"
+for page in "$P"/share/man/man1/*.1; do
+    w=$(env -u LD_PRELOAD groff -man -ww -z "$page" 2>&1)  # (a sanitizer build's runtime is not groff's)
+    [[ -z $w ]] || die "groff warns on $page: $w"
+done
+ls "$P"/share/man/man1 | tr '\n' ' '; echo
+step "completion"
+source "$P/share/bash-completion/completions/iopulse" || die "sourcing the completion"
+complete -p iopulse | grep -q _iopulse || die "complete -p iopulse: $(complete -p iopulse 2>&1)"
+COMP_WORDS=(iopulse ""); COMP_CWORD=1; _iopulse
+echo "subcommands: ${COMPREPLY[*]}"
+for s in run top jobs replay export verify summary; do
+    [[ " ${COMPREPLY[*]} " == *" $s "* ]] || die "no $s among ${COMPREPLY[*]}"
+done
+COMP_WORDS=(iopulse export job.iop --format ""); COMP_CWORD=4; _iopulse
+[[ "${COMPREPLY[*]}" == "csv jsonl chrome" ]] || die "export --format: ${COMPREPLY[*]}"
+COMP_WORDS=(iopulse run --rec); COMP_CWORD=2; _iopulse
+[[ " ${COMPREPLY[*]} " == *" --record "* && " ${COMPREPLY[*]} " == *" --record-detail "* ]] \
+    || die "run --rec: ${COMPREPLY[*]}"
+COMP_WORDS=(iopulse replay j); COMP_CWORD=2; _iopulse
+[[ " ${COMPREPLY[*]} " == *" job.iop "* ]] || die "replay j: ${COMPREPLY[*]}"
+echo "ALL-DONE"
+'''
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--version", required=True)
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("SKIP: needs root (useradd, a mount namespace)")
+        return 77
+    for tool in ("unshare", "runuser", "useradd", "groff", "man"):
+        if not shutil.which(tool):
+            fail("%s is missing" % tool)
+    if not os.path.exists("/usr/share/modules/init/bash"):
+        fail("Environment Modules is missing (scripts/install-deps installs it)")
+    try:
+        pw = pwd.getpwnam(USER)
+    except KeyError:
+        p = sh(["useradd", "--create-home", "--shell", "/bin/bash", USER])
+        if p.returncode != 0:
+            fail("useradd: " + p.stdout)
+        pw = pwd.getpwnam(USER)
+    tmp = tempfile.mkdtemp(prefix="iop-install-")
+    os.chmod(tmp, 0o755)
+    try:
+        prefix = os.path.join(tmp, "prefix")
+        p = sh(["cmake", "--install", args.build, "--prefix", prefix])
+        if p.returncode != 0:
+            fail("cmake --install: " + p.stdout[-2000:])
+        leaks = sh(["grep", "-rl", "-e", os.path.realpath(args.source), "-e",
+                    os.path.realpath(args.build), prefix])
+        # (a sanitizer build's instrumentation names each source file as
+        # compiled, which -ffile-prefix-map does not reach: not a build to
+        # install)
+        if leaks.stdout.strip() and not os.environ.get("IOP_SANITIZED"):
+            fail("installed files name the source or build tree:\n" + leaks.stdout)
+        for f in ("bin/iopulse", "lib/iopulse/libiopulse.so"):
+            d = sh(["readelf", "-d", os.path.join(prefix, f)]).stdout
+            if "RPATH" in d or "RUNPATH" in d:
+                fail("%s has an RPATH:\n%s" % (f, d))
+        data = os.path.join(tmp, "data")
+        os.mkdir(data)
+        os.chown(data, pw.pw_uid, pw.pw_gid)
+        script = os.path.join(tmp, "as_user.sh")
+        with open(script, "w") as f:
+            f.write(USER_SCRIPT)
+        os.chmod(script, 0o755)
+        launch = args.mpirun if "mpich" in os.path.basename(args.mpirun) else \
+            args.mpirun + " --oversubscribe"
+        env = ["HOME=" + pw.pw_dir, "USER=" + USER, "PATH=%s/bin:/usr/bin:/bin" % prefix,
+               "LANG=C.UTF-8", "TMPDIR=" + data]
+        for k in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "IOP_SANITIZED"):
+            if k in os.environ:
+                env.append("%s=%s" % (k, os.environ[k]))
+        hide = " && ".join("mount -t tmpfs -o size=1m,mode=0755 none %s" % d
+                           for d in sorted({os.path.realpath(args.source),
+                                            os.path.realpath(args.build)},
+                                           key=len, reverse=True))  # inner first
+        inner = ("mount --make-rprivate / && %s && exec runuser -u %s -- env -i %s bash %s %s %s "
+                 "'%s' %s %s" % (hide, USER, " ".join(env), script, prefix, data, launch,
+                                 args.version, os.path.realpath(args.source)))
+        p = sh(["unshare", "--mount", "--", "sh", "-c", inner])
+        print(p.stdout)
+        if p.returncode != 0 or "ALL-DONE" not in p.stdout:
+            err = ""
+            for name in ("run.err", "replay.err"):
+                path = os.path.join(data, name)
+                if os.path.exists(path):
+                    err += "\n%s:\n%s" % (name, open(path).read()[-3000:])
+            fail("as %s with the trees hidden (exit %d)%s" % (USER, p.returncode, err))
+        with open(os.path.join(data, "live.json")) as f:
+            live = json.load(f)
+        posix = live["layers"]["posix"]
+        want = RANKS * N * SIZE
+        if (posix["write_bytes"], posix["read_bytes"], posix["write_ops"], posix["read_ops"]) != \
+                (want, want, RANKS * N, RANKS * N):
+            fail("the installed run's posix totals %s, fpp moved %d bytes each way in %d calls"
+                 % (posix, want, RANKS * N))
+        if live["job"]["ranks"] != RANKS or live["job"].get("interrupted") is not False:
+            fail("the installed run's job: %s" % live["job"])
+        for name in ("replayed.json", "summary.json"):
+            with open(os.path.join(data, name)) as f:
+                other = json.load(f)
+            if other["layers"] != live["layers"]:
+                fail("%s's layers differ from the live run's" % name)
+        print("installed, used as %s with the source and build trees hidden: posix %d bytes "
+              "written and read in %d calls each way, as fpp did; replay and summary equal"
+              % (USER, want, RANKS * N))
+    finally:
+        if not os.environ.get("KEEP_TMP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
