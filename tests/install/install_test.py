@@ -24,7 +24,12 @@ only P/bin and the system's directories on PATH:
 Nothing in P names the source or build tree (no RPATH, no path). Skipped
 (77) when not root (useradd, mounts).
 
-Usage: install_test.py --build BUILD --source SRC --mpirun LAUNCHER
+With --deb: the Debian package (cpack -G DEB of BUILD, as scripts/package
+makes it) instead of cmake --install: lintian reports no error, `dpkg -i`
+puts it in /usr, the same checks run from /usr/bin/iopulse, and `dpkg -r`
+leaves none of its files behind.
+
+Usage: install_test.py --build BUILD --source SRC --mpirun LAUNCHER --version V [--deb]
 """
 import argparse
 import json
@@ -75,11 +80,11 @@ module use "$P/share/modulefiles" && module load iopulse || die "module load"
 m=$(env -u LD_PRELOAD man -w iopulse-run) || die "man -w iopulse-run"
 [[ $m == "$P/share/man/man1/iopulse-run.1"* ]] || die "man -w iopulse-run: $m"
 step "man pages"
-for page in "$P"/share/man/man1/*.1; do
-    w=$(env -u LD_PRELOAD groff -man -ww -z "$page" 2>&1)  # (a sanitizer build's runtime is not groff's)
+for page in "$P"/share/man/man1/iopulse*.1.gz; do
+    w=$(zcat "$page" | env -u LD_PRELOAD groff -man -ww -z 2>&1)  # (a sanitizer build's runtime is not groff's)
     [[ -z $w ]] || die "groff warns on $page: $w"
 done
-ls "$P"/share/man/man1 | tr '\n' ' '; echo
+ls "$P"/share/man/man1/iopulse* | tr '\n' ' '; echo
 step "completion"
 source "$P/share/bash-completion/completions/iopulse" || die "sourcing the completion"
 complete -p iopulse | grep -q _iopulse || die "complete -p iopulse: $(complete -p iopulse 2>&1)"
@@ -99,12 +104,66 @@ echo "ALL-DONE"
 '''
 
 
+def package_status():
+    """dpkg's status of the package iopulse, "" when it has none."""
+    p = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "iopulse"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True, timeout=60)
+    return p.stdout.strip() if p.returncode == 0 else ""
+
+
+def package_files():
+    """The regular files dpkg says the installed package holds."""
+    p = sh(["dpkg", "-L", "iopulse"])
+    return [f for f in p.stdout.splitlines() if os.path.isfile(f)]
+
+
+def install_deb(args, tmp):
+    """cpack's package of the build, checked by lintian and installed; the
+    list of its files."""
+    if package_status().endswith(" installed"):
+        fail("a package iopulse is installed already: this test installs and removes its own")
+    out = os.path.join(tmp, "pkg")
+    p = sh(["cpack", "-G", "DEB", "--config", os.path.join(args.build, "CPackConfig.cmake"),
+            "-B", out], timeout=600)
+    deb = os.path.join(out, "iopulse_%s_amd64.deb" % args.version)
+    if p.returncode != 0 or not os.path.exists(deb):
+        fail("cpack: %s" % p.stdout[-2000:])
+    control = sh(["dpkg-deb", "-f", deb, "Depends"]).stdout
+    if "-dev" in control or "libnanomsg5" not in control:
+        fail("the package's dependencies: %s" % control)
+    lint = sh(["lintian", "--no-tag-display-limit", deb], timeout=600)
+    errors = [l for l in lint.stdout.splitlines() if l.startswith("E:")]
+    if errors:
+        fail("lintian errors:\n" + "\n".join(errors))
+    p = sh(["dpkg", "-i", deb])
+    if p.returncode != 0:
+        fail("dpkg -i: " + p.stdout[-2000:])
+    files = package_files()
+    print("package %s: depends %s; lintian: no error; %d files installed"
+          % (os.path.basename(deb), control.strip(), len(files)))
+    return files
+
+
+def remove_deb(files):
+    p = sh(["dpkg", "-r", "iopulse"])
+    if p.returncode != 0:
+        fail("dpkg -r: " + p.stdout[-2000:])
+    sh(["dpkg", "-P", "iopulse"])  # dpkg's own record of it too
+    left = [f for f in files if os.path.lexists(f)]
+    left += [d for d in ("/usr/lib/iopulse", "/usr/libexec/iopulse", "/usr/share/doc/iopulse",
+                         "/usr/share/modulefiles/iopulse") if os.path.lexists(d)]
+    if left or package_status() not in ("", "unknown ok not-installed"):
+        fail("dpkg -r left: %s (status %r)" % (left[:10], package_status()))
+    print("dpkg -r: none of the package's %d files left" % len(files))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--version", required=True)
+    ap.add_argument("--deb", action="store_true", help="the Debian package, not a prefix")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("SKIP: needs root (useradd, a mount namespace)")
@@ -123,13 +182,19 @@ def main():
         pw = pwd.getpwnam(USER)
     tmp = tempfile.mkdtemp(prefix="iop-install-")
     os.chmod(tmp, 0o755)
+    installed = False
     try:
-        prefix = os.path.join(tmp, "prefix")
-        p = sh(["cmake", "--install", args.build, "--prefix", prefix])
-        if p.returncode != 0:
-            fail("cmake --install: " + p.stdout[-2000:])
+        if args.deb:
+            prefix = "/usr"
+            installed = install_deb(args, tmp)
+        else:
+            prefix = os.path.join(tmp, "prefix")
+            p = sh(["cmake", "--install", args.build, "--prefix", prefix])
+            if p.returncode != 0:
+                fail("cmake --install: " + p.stdout[-2000:])
+        mine = package_files() if args.deb else [prefix]
         leaks = sh(["grep", "-rl", "-e", os.path.realpath(args.source), "-e",
-                    os.path.realpath(args.build), prefix])
+                    os.path.realpath(args.build)] + mine)
         # (a sanitizer build's instrumentation names each source file as
         # compiled, which -ffile-prefix-map does not reach: not a build to
         # install)
@@ -187,7 +252,12 @@ def main():
         print("installed, used as %s with the source and build trees hidden: posix %d bytes "
               "written and read in %d calls each way, as fpp did; replay and summary equal"
               % (USER, want, RANKS * N))
+        if args.deb:
+            remove_deb(installed)
+            installed = []
     finally:
+        if installed:
+            sh(["dpkg", "-P", "iopulse"])
         if not os.environ.get("KEEP_TMP"):
             shutil.rmtree(tmp, ignore_errors=True)
     print("PASS")
