@@ -1,6 +1,7 @@
 /* Cell formatting (fmt.h). */
 #include "fmt.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -36,6 +37,11 @@ void tui_fmt_elapsed(char *buf, size_t len, double s)
 
 void tui_fmt_cell(char *buf, size_t len, enum tui_col col, double v, bool fixed)
 {
+	if (isnan(v)) { /* a value the view does not have: blank, not 0 */
+		if (len)
+			buf[0] = 0;
+		return;
+	}
 	switch (col) {
 	case TUI_COL_RD:
 	case TUI_COL_WR: tui_fmt_rate(buf, len, v, fixed); break;

@@ -533,8 +533,8 @@ static enum iop_err file_totals(struct id_walk *w, const struct coll_state *s, d
 	return IOP_OK;
 }
 
-static enum iop_err build_ids(struct tui_table *t, const struct coll_state *s,
-                              const struct tui_query *q, bool files)
+enum iop_err build_ids(struct tui_table *t, const struct coll_state *s, const struct tui_query *q,
+                       bool files)
 {
 	struct id_walk w = {.q = q, .kind = files ? COLL_ROW_FILE : COLL_ROW_SITE};
 	double *bytes = NULL, *ranks = NULL, *pattern = NULL;

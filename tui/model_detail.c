@@ -1,4 +1,5 @@
 /* The drill-down and alert tables, and the order of any table (model.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,10 +76,75 @@ static enum iop_err totals_rows(struct tui_table *t, const struct coll_state *s,
 	return e;
 }
 
+/* A rank's layer rows show its rates over the window (its RANK rows) and,
+ * as its file rows do, its totals: bytes, calls and time of the whole run. */
+static void layer_totals(struct tui_table *t, size_t from, size_t to, const struct coll_state *s,
+                         uint32_t rank)
+{
+	struct tui_row sum[IOP_LAYER__COUNT];
+	memset(sum, 0, sizeof sum);
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);)
+		if (it.key.rank == rank && it.key.layer < IOP_LAYER__COUNT)
+			add_total(&sum[it.key.layer], &it.key, &it.cell);
+	for (size_t i = from; i < to; i++) {
+		struct tui_row *r = &t->rows[i];
+		if (r->kind != TUI_ROW_LAYER || r->layer < 0)
+			continue;
+		static const enum tui_col cols[] = {TUI_COL_RD_BYTES, TUI_COL_WR_BYTES, TUI_COL_BYTES,
+		                                    TUI_COL_OPS, TUI_COL_TIME};
+		for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+			r->v[cols[c]] = sum[r->layer].v[cols[c]];
+	}
+}
+
+/* A rank's file rows (totals) with rates over the window: a file only this
+ * rank used has the Files view's rates (its FILE rows are this rank's); a
+ * file other ranks used too has none the view can give (rows per file are
+ * not per rank): NaN, drawn blank. */
+static enum iop_err file_rates(struct tui_table *t, size_t from, const struct coll_state *s,
+                               const struct tui_query *q)
+{
+	struct tui_query fq = *q;
+	fq.list = TUI_LIST_FILES;
+	fq.filter = NULL;
+	struct tui_table files = {0};
+	struct idmap others = {0}; /* files another rank used: the ids */
+	enum iop_err e = build_ids(&files, s, &fq, true);
+	for (struct coll_totals_it it = {.s = s}; !e && coll_totals_next(&it);)
+		if (it.key.id && it.key.rank != q->rank && it.cell.ops &&
+		    idmap_get(&others, it.key.id, 0) == UINT32_MAX)
+			e = IOP_ERR_NOMEM;
+	struct idmap at = {0};
+	for (size_t i = 0; !e && i < files.n; i++)
+		if (idmap_get(&at, files.rows[i].id, (uint32_t)i) == UINT32_MAX)
+			e = IOP_ERR_NOMEM;
+	static const enum tui_col rates[] = {TUI_COL_RD, TUI_COL_WR, TUI_COL_IOPS, TUI_COL_P50,
+	                                     TUI_COL_P99, TUI_COL_MAX, TUI_COL_META};
+	for (size_t i = from; !e && i < t->n; i++) {
+		struct tui_row *r = &t->rows[i];
+		if (r->kind != TUI_ROW_FILE)
+			continue;
+		bool shared = idmap_find(&others, r->id) != UINT32_MAX;
+		uint32_t j = idmap_find(&at, r->id);
+		for (size_t c = 0; c < sizeof rates / sizeof *rates; c++)
+			r->v[rates[c]] = shared ? NAN : j != UINT32_MAX ? files.rows[j].v[rates[c]] : 0;
+	}
+	idmap_free(&at);
+	idmap_free(&others);
+	tui_table_free(&files);
+	return e;
+}
+
 enum iop_err build_detail(struct tui_table *t, const struct coll_state *s, const struct tui_query *q)
 {
+	size_t base = t->n;
 	enum iop_err e = build_layer_rows(t, s, q, q->rank);
-	return e ? e : totals_rows(t, s, q, true);
+	if (e)
+		return e;
+	size_t files = t->n;
+	layer_totals(t, base, files, s, q->rank);
+	e = totals_rows(t, s, q, true);
+	return e ? e : file_rates(t, files, s, q);
 }
 
 enum iop_err build_file_ranks(struct tui_table *t, const struct coll_state *s,
@@ -142,8 +208,12 @@ static int cmp_rows(const void *pa, const void *pb)
 	if (c)
 		return c;
 	double x = a->v[sort_col], y = b->v[sort_col];
-	if (x != y)
+	if (isnan(x) || isnan(y)) { /* no value: after every value, either way */
+		if (!isnan(x) || !isnan(y))
+			return isnan(x) ? 1 : -1;
+	} else if (x != y) {
 		return (x < y ? -1 : 1) * sort_dir;
+	}
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
 	if (a->name && b->name && (c = strcmp(a->name, b->name)))

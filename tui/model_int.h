@@ -55,6 +55,9 @@ bool row_passes(const struct tui_query *q, const struct tui_row *r);
 /* Layer rows: the job's (rank COLL_RANK_NONE) or one rank's. */
 enum iop_err build_layer_rows(struct tui_table *t, const struct coll_state *s,
                               const struct tui_query *q, uint32_t rank);
+/* The Files (files true) or Call sites table over the window. */
+enum iop_err build_ids(struct tui_table *t, const struct coll_state *s, const struct tui_query *q,
+                       bool files);
 enum iop_err build_detail(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
 enum iop_err build_file_ranks(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
 enum iop_err build_alerts(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,8 @@ static json_t *row_json(const struct tui_dash *d, const struct tui_row *r)
 			tui_fmt_cell(b, sizeof b, TUI_COL_PATTERN, r->v[TUI_COL_PATTERN], false);
 			json_object_set_new(o, tui_col_json(v->cols[i]), json_string(b));
 		} else {
-			json_object_set_new(o, tui_col_json(v->cols[i]), json_real(r->v[v->cols[i]]));
+			double x = r->v[v->cols[i]]; /* NaN: the view has no value */
+			json_object_set_new(o, tui_col_json(v->cols[i]), isnan(x) ? json_null() : json_real(x));
 		}
 	if (v->spark) {
 		json_t *sp = json_array();

@@ -1,6 +1,7 @@
 /* Unit tests of the dashboard's pure parts: filter and seek parsing,
  * formatting, table building on a synthetic state, sort stability, held
  * order and the heatmap's flags. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +174,33 @@ static void ranks_table(void **st)
 	assert_int_equal(t.n, 2); /* [POSIX] and its file */
 	assert_int_equal(t.rows[0].kind, TUI_ROW_LAYER);
 	assert_string_equal(t.rows[1].name, "/scratch/job/out.3");
+	/* every row has its rates over the window and its totals: the layer
+	 * row its bytes and calls of the run, the file (only rank 3's) the
+	 * rate and latency of its rows in the window */
+	for (int i = 0; i < 2; i++) {
+		assert_true(t.rows[i].v[TUI_COL_WR] == 655360.0);
+		assert_true(t.rows[i].v[TUI_COL_WR_BYTES] == 20 * 655360.0);
+		assert_true(t.rows[i].v[TUI_COL_OPS] == 20 * 10.0);
+		assert_true(t.rows[i].v[TUI_COL_P99] > 5.8e-3 && t.rows[i].v[TUI_COL_P99] < 6.2e-3);
+	}
+	/* another rank writes out.3 too: the view has no rate of rank 3's
+	 * alone there (rows per file are not per rank): blank, not 0 */
+	uint64_t out3 = t.rows[1].id;
+	struct coll_delta d;
+	coll_delta_init(&d, s.last_t + 1, s.tick_ns);
+	struct coll_counter other = {.file = out3, .ops = 1, .bytes = 4096, .time_ns = 1000, .rank = 4,
+	                             .pid = 999, .layer = IOP_LAYER_POSIX, .cls = IOP_CLASS_WRITE};
+	assert_int_equal(coll_delta_add_counter(&d, &other), IOP_OK);
+	assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+	coll_delta_free(&d);
+	q.t_end = s.last_t;
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	assert_int_equal(t.n, 2);
+	assert_true(isnan(t.rows[1].v[TUI_COL_WR]) && isnan(t.rows[1].v[TUI_COL_P99]));
+	assert_true(t.rows[1].v[TUI_COL_WR_BYTES] == 20 * 655360.0); /* its own totals */
+	char cell[32] = "x";
+	tui_fmt_cell(cell, sizeof cell, TUI_COL_WR, t.rows[1].v[TUI_COL_WR], false);
+	assert_string_equal(cell, "");
 	q.list = TUI_LIST_FILE_RANKS;
 	q.file = file;
 	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);

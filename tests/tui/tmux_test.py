@@ -183,8 +183,15 @@ def run(args, tmp, pane):
 
     # drill-down: rank 2 is the first row (sorted by p99)
     pane.keys("Home", "Enter")
-    pane.wait("rank 2's detail", lambda s: "> rank 2" in s and "[POSIX]" in s and "fpp.2" in s
-              and "fpp.0" not in s)
+    s = pane.wait("rank 2's detail", lambda s: "> rank 2" in s and "[POSIX]" in s and "fpp.2" in s
+                  and "fpp.0" not in s)
+    # every row has its rate over the window and its totals (rank 2 writes
+    # all along): the layer row its bytes too, its file its rate too
+    for name in ("[POSIX]", "fpp.2"):
+        line = next(l for l in s.splitlines() if name in l)
+        cells = re.split(r"\s{2,}", line.strip())  # name RD/s WR/s p99 RD-BYTES WR-BYTES OPS TIME
+        if len(cells) != 8 or cells[2] == "0 B/s" or cells[5] == "0 B" or cells[3] == "-":
+            raise Fail("rank 2's %s row lacks its rate or its totals: %r\n%s" % (name, cells, s))
     pane.keys("Escape")
     pane.wait("back to the ranks", lambda s: len(rank_rows(s)) == 4 and "> rank" not in s)
 
