@@ -143,7 +143,7 @@ enum iop_err coll_jobcard_key(const char *path, uint64_t *job_id, struct iop_key
 	if (path) {
 		struct coll_jobcard c;
 		if (coll_jobcard_read(path, &c, err, errlen) != IOP_OK)
-			return IOP_ERR_INVAL;
+			return IOP_ERR_IO; /* not there, not readable (another user's), not a card */
 		*job_id = c.job_id;
 		*key = c.key;
 		return IOP_OK;

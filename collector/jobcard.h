@@ -40,7 +40,9 @@ const char *coll_jobcard_state(const struct coll_jobcard *c);
 enum iop_err coll_jobcard_each(const char *who, int (*fn)(void *arg, const struct coll_jobcard *c),
                                void *arg);
 /* A job's id and key: from the card at path when path is given, else from
- * $IOPULSE_KEY and $IOPULSE_JOB. INVAL with the reason in err. */
+ * $IOPULSE_KEY and $IOPULSE_JOB. The reason in err: IO when the card
+ * cannot be read (missing, another user's, not a card), INVAL when no key
+ * is given or it is malformed. */
 enum iop_err coll_jobcard_key(const char *path, uint64_t *job_id, struct iop_key *key, char *err,
                               size_t errlen);
 

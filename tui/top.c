@@ -44,7 +44,7 @@ static void usage(FILE *to)
 	        "The header says STALE when no tick came for 3 ticks, UNREACHABLE when the\n"
 	        "root does not answer (top keeps trying: a restarted root is picked up),\n"
 	        "REFUSED when the root refuses the key.\n"
-	        "Exit status: 0 after q; 1 usage; 2 no such job, root unreachable, key\n"
+	        "Exit status: 0 after q; 1 usage; 2 no such job, a card it cannot read, root unreachable, key\n"
 	        "refused, no terminal.\n");
 }
 
@@ -194,9 +194,10 @@ int tui_cmd_top(int argc, char **argv)
 	struct tui_job job = {0};
 	if (arg && strstr(arg, "://")) {
 		char err[512];
-		if (coll_jobcard_key(card_path, &card.job_id, &card.key, err, sizeof err) != IOP_OK) {
+		enum iop_err e = coll_jobcard_key(card_path, &card.job_id, &card.key, err, sizeof err);
+		if (e) {
 			fprintf(stderr, "iopulse top: %s\n", err);
-			return 1;
+			return e == IOP_ERR_IO ? 2 : 1; /* a card it cannot read; no key given */
 		}
 		snprintf(card.root, sizeof card.root, "%s", arg);
 	} else {

@@ -19,7 +19,12 @@ only P/bin and the system's directories on PATH:
   `man -w iopulse-run` finds the installed page;
 - every installed man page renders with no groff warning (-ww);
 - the bash completion, sourced: `complete -p iopulse` is defined, and it
-  completes the subcommands, `export --format` values and options.
+  completes the subcommands, `export --format` values and options;
+- `iopulse top JOBID` shows a running job of theirs in tmux; then, as a
+  second ordinary user, `iopulse top JOBID` (no such job of theirs),
+  `iopulse top ADDRESS --card` with the first user's card (unreadable) and
+  with a guessed key (refused by the root) each exit 2 with a clear
+  message, and the first user's job card cannot be read.
 
 Nothing in P names the source or build tree (no RPATH, no path). Skipped
 (77) when not root (useradd, mounts).
@@ -41,6 +46,7 @@ import sys
 import tempfile
 
 USER = "iopulse-test"
+USER2 = "iopulse-test2"  # another ordinary user: the first one's job is not theirs
 RANKS, N, SIZE = 4, 200, 4096
 
 
@@ -100,7 +106,55 @@ COMP_WORDS=(iopulse run --rec); COMP_CWORD=2; _iopulse
     || die "run --rec: ${COMPREPLY[*]}"
 COMP_WORDS=(iopulse replay j); COMP_CWORD=2; _iopulse
 [[ " ${COMPREPLY[*]} " == *" job.iop "* ]] || die "replay j: ${COMPREPLY[*]}"
+step "top"
+iopulse run --headless -- $LAUNCH -n 2 "$P/libexec/iopulse/examples/steady" -d "$DATA/long" \
+    -T 120 -n 100 -s 4096 > long.out 2> long.err &
+runpid=$!
+mkdir -p "$DATA/long"
+id=""
+for i in $(seq 150); do
+    id=$(iopulse jobs | awk '$1 ~ /^[0-9a-f]+$/ && $2 == "running" { print $1; exit }')
+    [[ -n $id ]] && break
+    sleep 0.2
+done
+[[ -n $id ]] || die "iopulse jobs does not list the running job: $(iopulse jobs)"
+addr=$(iopulse jobs | awk -v id="$id" '$1 == id { print $5 }')
+tmux -L iop new-session -d -s top -x 120 -y 40 "iopulse top $id; sleep 30"
+seen=""
+for i in $(seq 100); do
+    s=$(tmux -L iop capture-pane -p -t top 2>/dev/null)
+    [[ $s == *LIVE*"ranks 2"* && $s == *"$id"* ]] && { seen=1; break; }
+    sleep 0.2
+done
+tmux -L iop send-keys -t top q
+[[ -n $seen ]] || die "iopulse top $id did not show the live job:\n$s"
+echo "top: the live job $id shown"
+echo "$id $addr" > "$DATA/job.txt"   # the second user's turn (install_test.py)
+for i in $(seq 600); do [[ -e $DATA/second.done ]] && break; sleep 0.2; done
+kill -INT $runpid
+wait $runpid
+tmux -L iop kill-server 2>/dev/null
 echo "ALL-DONE"
+'''
+
+# As the second user: the first user's running job is not theirs to watch.
+SECOND_SCRIPT = r'''
+set -u
+DATA=$1 U1HOME=$2
+die() { echo "FAILED: $*"; exit 1; }
+read -r id addr < "$DATA/job.txt"
+out=$(iopulse top "$id" 2>&1 </dev/null); rc=$?
+[[ $rc == 2 && $out == *"no job '$id'"* ]] || die "top JOBID: exit $rc: $out"
+echo "top JOBID: exit 2: $out"
+out=$(iopulse top "$addr" --card "$U1HOME/.iopulse/jobs/$id" 2>&1 </dev/null); rc=$?
+[[ $rc == 2 && $out == *"Permission denied"* ]] || die "top ADDRESS --card (theirs): exit $rc: $out"
+echo "top ADDRESS --card theirs: exit 2: $out"
+out=$(IOPULSE_KEY=0123456789abcdef0123456789abcdef IOPULSE_JOB=$id TERM=screen \
+      timeout 60 script -qec "iopulse top $addr" /dev/null </dev/null 2>&1); rc=$?
+[[ $rc == 2 && $out == *"refused the key"* ]] || die "top ADDRESS with a guessed key: exit $rc: $out"
+echo "top ADDRESS with a guessed key: exit 2: refused"
+cat "$U1HOME/.iopulse/jobs/$id" > /dev/null 2>&1 && die "the first user's job card is readable"
+echo "SECOND-DONE"
 '''
 
 
@@ -173,13 +227,14 @@ def main():
             fail("%s is missing" % tool)
     if not os.path.exists("/usr/share/modules/init/bash"):
         fail("Environment Modules is missing (scripts/install-deps installs it)")
-    try:
-        pw = pwd.getpwnam(USER)
-    except KeyError:
-        p = sh(["useradd", "--create-home", "--shell", "/bin/bash", USER])
-        if p.returncode != 0:
-            fail("useradd: " + p.stdout)
-        pw = pwd.getpwnam(USER)
+    for u in (USER, USER2):
+        try:
+            pwd.getpwnam(u)
+        except KeyError:
+            p = sh(["useradd", "--create-home", "--shell", "/bin/bash", u])
+            if p.returncode != 0:
+                fail("useradd: " + p.stdout)
+    pw, pw2 = pwd.getpwnam(USER), pwd.getpwnam(USER2)
     tmp = tempfile.mkdtemp(prefix="iop-install-")
     os.chmod(tmp, 0o755)
     installed = False
@@ -222,11 +277,35 @@ def main():
                            for d in sorted({os.path.realpath(args.source),
                                             os.path.realpath(args.build)},
                                            key=len, reverse=True))  # inner first
-        inner = ("mount --make-rprivate / && %s && exec runuser -u %s -- env -i %s bash %s %s %s "
-                 "'%s' %s %s" % (hide, USER, " ".join(env), script, prefix, data, launch,
-                                 args.version, os.path.realpath(args.source)))
+        second = os.path.join(tmp, "as_second.sh")
+        with open(second, "w") as f:
+            f.write(SECOND_SCRIPT)
+        os.chmod(second, 0o755)
+        env2 = ["HOME=" + pw2.pw_dir, "USER=" + USER2, "PATH=%s/bin:/usr/bin:/bin" % prefix,
+                "LANG=C.UTF-8"] + env[4:]
+        # as root in the namespace: the first user's script, and the second
+        # user's checks once the first has a job running (job.txt)
+        inner = """set -u
+mount --make-rprivate / && %s || exit 3
+runuser -u %s -- env -i %s bash %s %s %s '%s' %s %s &
+u1=$!
+i=0
+while [ ! -e %s/job.txt ] && [ $i -lt 900 ] && kill -0 $u1 2>/dev/null; do sleep 0.2; i=$((i+1)); done
+if [ -e %s/job.txt ]; then
+    runuser -u %s -- env -i %s bash %s %s %s > %s/second.log 2>&1
+fi
+touch %s/second.done
+wait $u1
+""" % (hide, USER, " ".join(env), script, prefix, data, launch, args.version,
+       os.path.realpath(args.source), data, data, USER2, " ".join(env2), second, data,
+       pw.pw_dir, data, data)
         p = sh(["unshare", "--mount", "--", "sh", "-c", inner])
         print(p.stdout)
+        log2 = os.path.join(data, "second.log")
+        said2 = open(log2).read() if os.path.exists(log2) else "(the second user did not run)"
+        print(said2)
+        if "SECOND-DONE" not in said2:
+            fail("as %s, the first user's running job: %s" % (USER2, said2))
         if p.returncode != 0 or "ALL-DONE" not in p.stdout:
             err = ""
             for name in ("run.err", "replay.err"):
