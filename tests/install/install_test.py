@@ -119,6 +119,8 @@ for i in $(seq 150); do
 done
 [[ -n $id ]] || die "iopulse jobs does not list the running job: $(iopulse jobs)"
 addr=$(iopulse jobs | awk -v id="$id" '$1 == id { print $5 }')
+COMP_WORDS=(iopulse top ""); COMP_CWORD=2; _iopulse
+[[ " ${COMPREPLY[*]} " == *" $id "* ]] || die "completion of top: ${COMPREPLY[*]} (job $id)"
 tmux -L iop new-session -d -s top -x 120 -y 40 "iopulse top $id; sleep 30"
 seen=""
 for i in $(seq 100); do
