@@ -36,6 +36,12 @@
                           against the same loop without, each less the
                           same command with an empty loop; the median of
                           5 rounds alternating, per process
+  run_job_added_ms        what `iopulse run --headless` adds to a whole job,
+                          start-up to exit: `/bin/true` under it against
+                          alone, then a 1-rank `mpirun ... true` under it
+                          against alone (run_mpi_job_added_ms); the median
+                          of 21 rounds alternating (issue 22: "the fixed
+                          cost per job")
   fpp_overhead_ratio_passive
                           the same ratio with the shim preloaded but no
                           collector address (passive: the wrappers call
@@ -253,7 +259,32 @@ def process_added_ms(rounds=5, n=30):
     return statistics.median(added)
 
 
+def job_added_ms(cmd, rounds=21):
+    """Median over rounds of (cmd under iopulse run - cmd alone), ms."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+    def wall(under):
+        full = ([iopulse, "run", "--headless", "--"] if under else []) + cmd
+        t0 = time.monotonic()
+        subprocess.run(full, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=120, env=env)
+        return time.monotonic() - t0
+
+    added = []
+    for i in range(rounds):
+        pair = (True, False) if i % 2 else (False, True)
+        t = {under: wall(under) for under in pair}
+        added.append((t[True] - t[False]) * 1000)
+    return statistics.median(added)
+
+
 try:
+    if "run_job_added_ms" in wanted:
+        print("run_job_added_ms %.2f ms" % job_added_ms(["/bin/true"]))
+        mpirun = shutil.which("mpirun.openmpi")
+        if mpirun:
+            print("run_mpi_job_added_ms %.2f ms" % job_added_ms(
+                [mpirun, "--oversubscribe", "-n", "1", "/bin/true"]))
     if "shim_added_ns_per_call" in wanted:
         added, base, dropped, added_cpu = pwrite_pairs()
         print("shim_added_ns_per_call %.1f ns" % added)

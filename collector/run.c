@@ -417,8 +417,16 @@ static bool drained(struct run *r, uint64_t now)
 		return true;
 	if (remote && now - r->last_remote_ns < REMOTE_IDLE_NS)
 		return false;
+	/* Every process it saw said goodbye with its FINAL frame, which the
+	 * leaf answers only once the frames sent before it are in, and the
+	 * command exited 0: nothing is on its way, no timer to wait for. */
+	bool clean = WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status) == 0;
+	if (!remote && clean && p.ended >= p.seen)
+		return true;
+	/* else a process killed before its first frame was read may have
+	 * frames still on their way: a short grace for them */
 	if (p.ended + p.gone >= p.seen)
-		return now - r->child_done_ns >= 20000000ull; /* stragglers of the last send */
+		return now - r->child_done_ns >= 20000000ull;
 	return now - r->in.last_frame_ns >= DRAIN_IDLE_NS && now - r->child_done_ns >= DRAIN_IDLE_NS;
 }
 
