@@ -14,6 +14,8 @@ only P/bin and the system's directories on PATH:
   4 KiB, what fpp says it did);
 - `iopulse replay --headless R` and `iopulse summary R --json` of that
   recording: the same layers;
+- the installed demo (P/libexec/iopulse/demo): its slowed rank's straggler
+  alert replayed from its recording, and the recording exported;
 - the modulefile (Environment Modules' `module use P/share/modulefiles;
   module load iopulse`) puts P/bin on PATH and P/share/man on MANPATH, and
   `man -w iopulse-run` finds the installed page;
@@ -78,6 +80,12 @@ iopulse run --headless --record job.iop --summary-json live.json -- \
 step "replay"
 iopulse replay --headless --summary-json replayed.json job.iop 2> replay.err || die "replay exited $?"
 iopulse summary job.iop --json > summary.json || die "summary exited $?"
+step "demo"
+LAUNCHER=${LAUNCH%% *} "$P/libexec/iopulse/demo" > demo.out 2> demo.err || die "the demo exited $?: $(tail -5 demo.err)"
+grep -q "detail     view" demo.out || die "the demo's recording: $(cat demo.out)"
+grep -q "straggler rank 2" demo.err || die "the demo's replay has no straggler on rank 2: $(tail -20 demo.err)"
+grep -q "tick  rank 0  rank 1  rank 2  rank 3" demo.out || die "the demo's table: $(cat demo.out)"
+echo "demo: the slowed rank's straggler alert replayed, its recording exported"
 step "module"
 source /usr/share/modules/init/bash || die "no Environment Modules"
 PATH=/usr/bin:/bin MANPATH=
@@ -185,7 +193,7 @@ def install_deb(args, tmp):
     if p.returncode != 0 or not os.path.exists(deb):
         fail("cpack: %s" % p.stdout[-2000:])
     control = sh(["dpkg-deb", "-f", deb, "Depends"]).stdout
-    if "-dev" in control or "libnanomsg5" not in control:
+    if "-dev" in control or "libnanomsg5" not in control or "libunwind8" not in control:
         fail("the package's dependencies: %s" % control)
     lint = sh(["lintian", "--no-tag-display-limit", deb], timeout=600)
     errors = [l for l in lint.stdout.splitlines() if l.startswith("E:")]
