@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <strings.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -105,10 +107,39 @@ static char **srun_argv(char **argv)
 	return NULL;
 }
 
+/* MPICH's mpiexec (hydra: mpiexec.mpich, mpirun.mpich, mpiexec.hydra, or a
+ * mpiexec that resolves to one): it has no -x, and passes the whole
+ * environment on by itself. A "-x" on its line is the program's own (an
+ * argument of mpi-checkpoint: hydra refused the -x NAME inserted before). */
+static bool is_hydra(const char *arg0)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	if (!strchr(arg0, '/')) { /* found as execvp will find it */
+		const char *p = getenv("PATH");
+		bool found = false;
+		while (p && *p && !found) {
+			size_t len = strcspn(p, ":");
+			snprintf(path, sizeof path, "%.*s/%s", (int)len, p, arg0);
+			found = access(path, X_OK) == 0;
+			p += len + (p[len] == ':');
+		}
+		if (!found)
+			return false;
+		arg0 = path;
+	}
+	if (!realpath(arg0, real))
+		return false;
+	const char *base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	return strstr(base, "hydra") || strstr(base, ".mpich");
+}
+
 char **coll_forward_argv(char **argv)
 {
 	if (argv[0] && is_srun(argv[0]))
 		return srun_argv(argv); /* srun's -x is --exclude */
+	if (argv[0] && is_hydra(argv[0]))
+		return NULL;
 	size_t n = 0, dash_x = 0, ours = 0;
 	for (; argv[n]; n++)
 		dash_x += !strcmp(argv[n], "-x");

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -75,6 +76,26 @@ static void openmpi_dash_x(void **state)
 	free(out);
 }
 
+/* MPICH's mpiexec has no -x: a "-x" on its line is the program's own, and
+ * nothing is inserted (hydra refused "-x LD_PRELOAD" before the program) */
+static void hydra_leaves_dash_x(void **state)
+{
+	char *argv[] = {"mpiexec.mpich", "-n", "4", "./mpi-checkpoint", "-x", "32", NULL};
+	if (access("/usr/bin/mpiexec.mpich", X_OK) == 0)
+		assert_null(coll_forward_argv(argv));
+	char *by_path[] = {"/usr/bin/mpiexec.hydra", "-n", "4", "./app", "-x", "32", NULL};
+	if (access(by_path[0], X_OK) == 0)
+		assert_null(coll_forward_argv(by_path));
+	/* a launcher that is not hydra keeps the insertion (Open MPI's -x) */
+	char *ompi[] = {"/no/such/mpirun", "-x", "FOO", "./app", NULL};
+	char **out = coll_forward_argv(ompi);
+	assert_non_null(out);
+	assert_string_equal(out[1], "-x");
+	for (size_t i = 2; out[i] && strcmp(out[i], "FOO"); i += 2)
+		free(out[i]);
+	free(out);
+}
+
 static void slurm_export_env(void **state)
 {
 	setenv("SLURM_EXPORT_ENV", "NONE", 1);
@@ -91,6 +112,7 @@ int main(void)
 		cmocka_unit_test_setup(srun_export_lists, setup),
 		cmocka_unit_test_setup(srun_command_lines, setup),
 		cmocka_unit_test_setup(openmpi_dash_x, setup),
+		cmocka_unit_test_setup(hydra_leaves_dash_x, setup),
 		cmocka_unit_test_setup(slurm_export_env, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
