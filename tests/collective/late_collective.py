@@ -98,7 +98,17 @@ def check_alerts(alerts, t, late, layer):
     if a["t"] > first_tick_end + 3 * TICK_S + 1e-6:
         fail("late_arrival started at %.3f, more than 3 ticks after the tick of the first "
              "collective writes (%.3f, ends %.3f)" % (a["t"], began, first_tick_end))
-    others = [x for x in la if x.get("rank") != late]
+    # Another rank may be named only inside the late rank's calls and for
+    # its own I/O: under HDF5, rank 0 writes the file's metadata and
+    # aggregates the others' data in the MPI-IO calls that H5Dwrite makes,
+    # and on a loaded machine that made it last to most MPI-IO metadata
+    # calls ("it spent 2.5 s in its own I/O"): true, and said so. A rank
+    # named at the late rank's own layer or above, or for a delay outside
+    # I/O, is wrong.
+    order = ["posix", "stdio", "mpiio", "hdf5"]
+    others = [x for x in la if x.get("rank") != late and not (
+        order.index(x.get("layer", "hdf5")) < order.index(layer)
+        and "in its own I/O" in x.get("message", ""))]
     if others:
         fail("late_arrival on other ranks: %r" % others)
     strag = [x for x in starts if x["kind"] == "straggler" and x.get("rank") != late]
