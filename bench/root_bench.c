@@ -103,6 +103,9 @@ static void make_leaf(unsigned leaf, uint64_t t0, struct leaf_made *m, uint64_t 
 	coll_leaf_cfg_default(&cfg);
 	if (getenv("ROOT_BENCH_LEAF_FILES"))
 		cfg.max_files = (uint32_t)atoi(getenv("ROOT_BENCH_LEAF_FILES"));
+	/* ROOT_BENCH_NO_FS=1: leaves that place no file on a file system (no
+	 * per-file file-system names, no FS rows), to measure what those cost */
+	cfg.no_fs = getenv("ROOT_BENCH_NO_FS") != NULL;
 	cfg.job_id = job_id;
 	cfg.key = key;
 	struct coll_leaf *l;

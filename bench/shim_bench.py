@@ -36,6 +36,10 @@
                           against the same loop without, each less the
                           same command with an empty loop; the median of
                           5 rounds alternating, per process
+  job_fixed_ms            issue 22's fixed cost per job: a 2-rank MPI job
+                          (fpp) making one write, under `iopulse run
+                          --headless` against the bare mpirun; the median
+                          of 21 pairs, each pair in the other order
   run_job_added_ms        what `iopulse run --headless` adds to a whole job,
                           start-up to exit: `/bin/true` under it against
                           alone, then a 1-rank `mpirun ... true` under it
@@ -259,8 +263,10 @@ def process_added_ms(rounds=5, n=30):
     return statistics.median(added)
 
 
-def job_added_ms(cmd, rounds=21):
-    """Median over rounds of (cmd under iopulse run - cmd alone), ms."""
+def job_added_ms(cmd, rounds=21, spread=None):
+    """Median over rounds of (cmd under iopulse run - cmd alone), ms; with
+    spread (a dict), also the differences' quartiles and the bare run's
+    median there."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
     def wall(under):
@@ -270,15 +276,29 @@ def job_added_ms(cmd, rounds=21):
                        timeout=120, env=env)
         return time.monotonic() - t0
 
-    added = []
+    added, bare = [], []
     for i in range(rounds):
         pair = (True, False) if i % 2 else (False, True)
         t = {under: wall(under) for under in pair}
         added.append((t[True] - t[False]) * 1000)
+        bare.append(t[False] * 1000)
+    if spread is not None:
+        q = statistics.quantiles(added, n=4)
+        spread.update(q1=q[0], q3=q[2], bare=statistics.median(bare))
     return statistics.median(added)
 
 
 try:
+    if "job_fixed_ms" in wanted:
+        mpirun = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
+        d = os.path.join(shm, "fixed")
+        os.makedirs(d, exist_ok=True)
+        sp = {}
+        fixed = job_added_ms([mpirun, "--oversubscribe", "-n", "2", fpp, "-n", "1", "-s", "4096",
+                              "-d", d], spread=sp)
+        print("job_fixed_ms %.2f ms (target <= 10; a 2-rank fpp making one write under "
+              "iopulse run --headless, minus the bare mpirun (median %.1f ms), median of 21 "
+              "pairs in turn; quartiles %.2f to %.2f)" % (fixed, sp["bare"], sp["q1"], sp["q3"]))
     if "run_job_added_ms" in wanted:
         print("run_job_added_ms %.2f ms" % job_added_ms(["/bin/true"]))
         mpirun = shutil.which("mpirun.openmpi")

@@ -9,13 +9,16 @@ endif()
 add_compile_definitions(_GNU_SOURCE)
 
 if(IOP_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all
+  add_compile_options(-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
                       -fno-omit-frame-pointer)
-  add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all)
 endif()
 
 # iop_test(NAME SOURCES a.c [b.c] LIBS x [y] [TIMEOUT s])
-# Builds NAME from SOURCES, links cmocka and LIBS, and adds it to ctest.
+# Builds NAME from SOURCES, links cmocka and LIBS, and adds it to ctest
+# with the label "unit": no MPI, no launcher, the same in every MPI build
+# (scripts/test runs them in the Open MPI and sanitizer builds, not again
+# in the MPICH one).
 function(iop_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
   if(NOT T_TIMEOUT)
@@ -24,7 +27,7 @@ function(iop_test name)
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} PkgConfig::CMOCKA)
   add_test(NAME ${name} COMMAND ${name})
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS unit
                        ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout")
 endfunction()
 

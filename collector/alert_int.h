@@ -128,7 +128,8 @@ struct rule_rt {
 struct cond {
 	enum coll_alert_kind kind;
 	uint32_t rank;
-	uint64_t file;
+	uint64_t file;   /* for node_pressure: the device's file system id */
+	uint32_t node;   /* node id; 0 when not about a node */
 	int layer, cls;  /* -1 when none; cls tells apart alerts of one layer */
 	int shown_layer; /* the alert's "layer" (a rank's alert names one too) */
 	double value, baseline;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "hash.h"
 #include "judge.h"
 
@@ -50,9 +51,9 @@ bool coll_alert_rec_parse(const char *json, size_t len, uint64_t tick_ns,
 	for (int l = 0; layer && l < IOP_LAYER__COUNT; l++)
 		if (!strcmp(layer, iop_layer_name((enum iop_layer)l)))
 			a->layer = l;
-	r->t_ns = (uint64_t)(json_number_value(json_object_get(o, "t")) * 1e9 + 0.5);
+	r->t_ns = iop_ns_of_secs(json_number_value(json_object_get(o, "t")));
 	json_t *start = json_object_get(o, "start"); /* recordings since iopulse 0.1 */
-	a->start_ns = json_is_number(start) ? (uint64_t)(json_number_value(start) * 1e9 + 0.5)
+	a->start_ns = json_is_number(start) ? iop_ns_of_secs(json_number_value(start))
 	                                    : r->t_ns - (r->t_ns >= tick_ns ? tick_ns : 0);
 	a->peak_value = json_number_value(json_object_get(o, "value"));
 	a->baseline = json_number_value(json_object_get(o, "baseline"));

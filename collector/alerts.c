@@ -47,12 +47,13 @@ void cond_init(struct cond *c, enum coll_alert_kind kind)
 static bool same_subject(const struct cond *x, const struct cond *y)
 {
 	return x->kind == y->kind && x->rank == y->rank && x->file == y->file &&
-	       x->layer == y->layer && x->cls == y->cls;
+	       x->node == y->node && x->layer == y->layer && x->cls == y->cls;
 }
 
 static uint32_t subject_hash(const struct cond *c)
 {
-	uint64_t h = c->file ^ ((uint64_t)c->rank << 20) ^ ((uint64_t)c->kind << 52) ^
+	uint64_t h = c->file ^ ((uint64_t)c->rank << 20) ^ ((uint64_t)c->node << 24) ^
+	             ((uint64_t)c->kind << 52) ^
 	             ((uint64_t)(c->layer + 1) << 56) ^ ((uint64_t)(c->cls + 1) << 60);
 	h ^= h >> 31;
 	h *= UINT64_C(0x9e3779b97f4a7c15);
@@ -189,6 +190,7 @@ static void history_start(struct coll_alerts *a, struct ident *x)
 	*r = (struct coll_alert_record){.kind = x->c.kind,
 	                                .rank = x->c.rank,
 	                                .file = x->c.file,
+	                                .node = x->c.node,
 	                                .layer = x->c.shown_layer,
 	                                .start_ns = x->start_ns};
 }
@@ -232,6 +234,7 @@ static void emit(struct coll_alerts *a, struct ident *x, enum coll_alert_state s
 	                        .t_ns = t_ns,
 	                        .rank = x->c.rank,
 	                        .file = x->c.file,
+	                        .node = x->c.node,
 	                        .layer = x->c.shown_layer,
 	                        .message = msg};
 	if (state == COLL_ALERT_END) {

@@ -30,6 +30,8 @@
 #include "rules.h"
 #include "tick.h"
 
+struct coll_nodeset;
+
 #define COLL_ALERTS_MAX_RANKS   (1u << 20) /* rows of higher ranks are ignored */
 #define COLL_ALERTS_MAX_HISTORY 65536      /* further alerts are counted only */
 
@@ -47,6 +49,8 @@ struct coll_alert_ctx {
 	uint64_t late;     /* and events that came after the tick had closed */
 	coll_name_fn name; /* may be NULL */
 	void *name_arg;
+	const struct coll_nodeset *nodes; /* the tick's node samples (node/nodes.h); may be NULL */
+	const char *(*host)(void *name_arg, uint32_t node); /* a node's host name; may be NULL */
 };
 
 /* One alert state change, valid during the callback only. */
@@ -58,7 +62,9 @@ struct coll_alert {
 	uint64_t start_ns;            /* when the condition began to hold */
 	uint64_t t_ns;                /* time of this state (a tick's end) */
 	uint32_t rank;                /* COLL_RANK_NONE when not about a rank */
-	uint64_t file;                /* path hash; 0 when not about a file */
+	uint64_t file;                /* path hash; 0 when not about a file (node_pressure:
+	                                 the device's file system id) */
+	uint32_t node;                /* node id; 0 when not about a node */
 	int layer;                    /* enum iop_layer; -1 when not about a layer */
 	double value;                 /* what the thresholds apply to (the peak at end) */
 	double baseline;              /* what it was measured against (docs/alerts.md) */
@@ -90,6 +96,7 @@ struct coll_alert_record {
 	enum coll_alert_sev severity; /* the peak */
 	uint32_t rank;
 	uint64_t file;
+	uint32_t node; /* 0: none */
 	int layer;
 	uint64_t start_ns;
 	uint64_t end_ns; /* 0 while active */

@@ -176,7 +176,8 @@ static int open_node(struct node *n)
 			return rc;
 		n->out_open = true;
 		struct coll_job_info job = {.id = n->job_id, .start_ns = now, .command = "",
-		                            .tick_ns = n->opt.tick_ns};
+		                            .tick_ns = n->opt.tick_ns,
+		                            .summary_files = n->opt.summary_files};
 		if ((rc = coll_rootout_start(&n->out, &job, coll_root_state(n->merge))))
 			return rc;
 		if ((rc = serve_viewers(n)))

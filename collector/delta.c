@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "ctr_cols.h"
 #include "events.h"
 #include "frame.h"
 
@@ -33,6 +34,7 @@ void coll_delta_free(struct coll_delta *d)
 	coll_ctrset_free(&d->ctr);
 	free(d->procs);
 	coll_instset_free(&d->inst);
+	coll_nodeset_free(&d->nodes);
 	coll_tick_free(&d->tick);
 	coll_delta_init(d, 0, d->tick.tick_ns);
 }
@@ -44,6 +46,8 @@ void coll_delta_reset(struct coll_delta *d, int64_t t)
 	d->n_procs = 0;
 	coll_instset_clear(&d->inst);
 	memset(&d->mon, 0, sizeof(d->mon));
+	d->dist = (struct coll_rank_dist){0};
+	d->nodes.n = 0;
 	coll_tick_reset(&d->tick, t);
 }
 
@@ -51,7 +55,8 @@ static bool delta_empty(const struct coll_delta *d)
 {
 	static const struct coll_monitor zero;
 	return d->tick.n == 0 && d->n_names == 0 && d->ctr.n == 0 && d->n_procs == 0 &&
-	       d->inst.n == 0 && memcmp(&d->mon, &zero, sizeof(zero)) == 0;
+	       d->inst.n == 0 && d->dist.ranks == 0 && d->nodes.n == 0 &&
+	       memcmp(&d->mon, &zero, sizeof(zero)) == 0;
 }
 
 bool coll_delta_pass_memory(struct coll_delta *from, struct coll_delta *to)
@@ -317,6 +322,10 @@ static enum iop_err merge(struct coll_delta *dst, struct coll_delta *src, bool t
 		e = coll_instset_merge(&dst->inst, &src->inst);
 	if (!e)
 		coll_monitor_add(&dst->mon, &src->mon);
+	if (!e && !dst->dist.ranks)
+		dst->dist = src->dist;
+	if (!e)
+		e = coll_nodeset_merge(&dst->nodes, &src->nodes);
 	return e;
 }
 
@@ -348,54 +357,9 @@ enum iop_err coll_name_decode(struct coll_name *n, struct iop_rcur *c)
 	const uint8_t *text = iop_get_bytes(c, n->len);
 	if (c->err)
 		return c->err;
-	if (n->kind < IOP_NAME_FILE || n->kind > IOP_NAME_HOST || memchr(text, 0, n->len))
+	if (!coll_name_kind_ok(n->kind) || memchr(text, 0, n->len))
 		return IOP_ERR_MALFORMED;
 	n->text = (char *)text;
-	return IOP_OK;
-}
-
-void coll_counter_encode(const struct coll_counter *k, struct iop_wcur *c)
-{
-	iop_put_varint(c, k->rank);
-	iop_put_u32le(c, k->node);
-	iop_put_varint(c, k->pid);
-	iop_put_varint(c, k->image);
-	iop_put_u64le(c, k->file);
-	iop_put_u8(c, (uint8_t)(k->layer << 4 | k->cls));
-	iop_put_varint(c, k->ops);
-	iop_put_varint(c, k->bytes);
-	iop_put_varint(c, k->time_ns);
-	iop_put_varint(c, k->errors);
-	for (unsigned i = 0; i < COLL_PAT__COUNT; i++)
-		iop_put_varint(c, k->pat[i]);
-}
-
-enum iop_err coll_counter_decode(struct coll_counter *k, struct iop_rcur *c)
-{
-	return coll_counter_decode_v(k, c, COLL_DELTA_VERSION);
-}
-
-enum iop_err coll_counter_decode_v(struct coll_counter *k, struct iop_rcur *c, unsigned version)
-{
-	memset(k, 0, sizeof(*k));
-	k->rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
-	k->node = iop_get_u32le(c);
-	k->pid = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
-	k->image = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
-	k->file = iop_get_u64le(c);
-	uint8_t lc = iop_get_u8(c);
-	k->layer = lc >> 4;
-	k->cls = lc & 15;
-	k->ops = iop_get_varint(c);
-	k->bytes = iop_get_varint(c);
-	k->time_ns = iop_get_varint(c);
-	k->errors = coll_count32(iop_get_varint(c));
-	for (unsigned i = 0; version >= 3 && i < COLL_PAT__COUNT; i++)
-		k->pat[i] = coll_count32(iop_get_varint(c));
-	if (c->err)
-		return c->err;
-	if (k->layer >= IOP_LAYER__COUNT || k->cls >= IOP_CLASS__COUNT)
-		return IOP_ERR_MALFORMED;
 	return IOP_OK;
 }
 
@@ -418,13 +382,16 @@ void coll_monitor_decode(struct coll_monitor *m, struct iop_rcur *c)
 
 void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c)
 {
+	coll_delta_encode_body_v(d, c, COLL_DELTA_VERSION);
+}
+
+void coll_delta_encode_body_v(const struct coll_delta *d, struct iop_wcur *c, unsigned version)
+{
 	coll_monitor_encode(&d->mon, c);
 	iop_put_varint(c, d->n_names);
 	for (uint32_t i = 0; i < d->n_names; i++)
 		coll_name_encode(&d->names[i], c);
-	iop_put_varint(c, d->ctr.n);
-	for (uint32_t i = 0; i < d->ctr.n; i++)
-		coll_counter_encode(&d->ctr.v[i], c);
+	coll_counters_encode(d->ctr.v, d->ctr.n, c, version);
 	iop_put_varint(c, d->n_procs);
 	for (uint32_t i = 0; i < d->n_procs; i++) {
 		const struct coll_proc *p = &d->procs[i];
@@ -434,24 +401,12 @@ void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c)
 		iop_put_varint(c, p->pid);
 		iop_put_u8(c, p->state);
 	}
-	coll_tick_encode(&d->tick, c);
+	coll_tick_encode_v(&d->tick, c, version);
 	coll_instset_encode(&d->inst, c);
-}
-
-uint64_t coll_get_count(struct iop_rcur *c, uint64_t max, size_t min_bytes)
-{
-	uint64_t n = iop_get_varint(c);
-	if (c->err)
-		return 0;
-	if (n > max) {
-		c->err = IOP_ERR_OVERSIZED;
-		return 0;
-	}
-	if (n > iop_rcur_left(c) / min_bytes) {
-		c->err = IOP_ERR_TRUNCATED;
-		return 0;
-	}
-	return n;
+	if (version >= 5)
+		coll_rank_dist_encode(&d->dist, c);
+	if (version >= 6)
+		coll_nodeset_encode(&d->nodes, c);
 }
 
 static enum iop_err decode_names(struct coll_delta *d, struct iop_rcur *c)
@@ -473,19 +428,14 @@ static enum iop_err decode_names(struct coll_delta *d, struct iop_rcur *c)
 
 static enum iop_err decode_counters(struct coll_delta *d, struct iop_rcur *c, unsigned version)
 {
-	uint64_t n = coll_get_count(c, MAX_COUNTERS, 20);
-	for (uint64_t i = 0; !c->err && i < n; i++) {
+	struct coll_ctr_reader r;
+	enum iop_err e = coll_ctr_reader_open(&r, c, MAX_COUNTERS, version);
+	for (uint64_t i = 0; !e && i < r.n; i++) {
 		struct coll_counter k;
-		enum iop_err e = coll_counter_decode_v(&k, c, version);
-		if (e == IOP_ERR_MALFORMED)
-			return e;
-		if (e)
-			break;
-		e = coll_delta_add_counter(d, &k);
-		if (e)
-			return e;
+		if (!(e = coll_ctr_reader_next(&r, &k)))
+			e = coll_delta_add_counter(d, &k);
 	}
-	return c->err;
+	return e ? e : coll_ctr_reader_done(&r);
 }
 
 static enum iop_err decode_procs(struct coll_delta *d, struct iop_rcur *c)
@@ -531,6 +481,10 @@ enum iop_err coll_delta_decode_body_v(struct coll_delta *d, struct iop_rcur *c, 
 		e = coll_tick_decode_v(&d->tick, c, version);
 	if (!e && version >= 4)
 		e = coll_instset_decode(&d->inst, c);
+	if (!e && version >= 5)
+		e = coll_rank_dist_decode(&d->dist, c);
+	if (!e && version >= 6)
+		e = coll_nodeset_decode(&d->nodes, c);
 	if (e)
 		coll_delta_reset(d, 0);
 	return e;

@@ -19,37 +19,13 @@
 
 #include "auth.h"
 #include "collective.h"
+#include "cols.h"
+#include "counter.h"
 #include "names.h"
+#include "nodes.h"
 #include "pattern.h"
+#include "rank_dist.h"
 #include "tick.h"
-
-/* One process's cumulative counter of (file, layer, class), as the shim
- * last reported it: absolute values, not increments. A process is (node,
- * pid, image); image counts the program images a leaf saw in that process
- * (exec). Merging keeps the larger of each value, so a counter sent twice
- * (a resend after a lost ack, a restarted leaf's resync) changes nothing:
- * totals are sums over processes of their latest values. */
-struct coll_counter {
-	uint64_t file; /* path hash; 0 = calls on no file */
-	uint64_t ops, bytes, time_ns;
-	uint32_t errors; /* failed calls; stops at 2^32 - 1 (a counter in 72 bytes,
-	                    not 80: the 4096-rank root keeps 1.5 million) */
-	/* its data calls with an offset per access pattern (pattern.h), as the
-	 * leaf counted them from the events (dropped events are missing);
-	 * shares, not totals: they stop at 2^32 - 1 (COLL_PAT_MAX). 32 bits
-	 * save a sixth of a counter, and the 4096-rank root keeps a million */
-	uint32_t pat[COLL_PAT__COUNT];
-	uint32_t rank;
-	uint32_t node, pid, image;
-	uint8_t layer, cls;
-};
-
-#define COLL_PAT_MAX UINT32_MAX
-/* A pattern count, or a count of errors, as a counter keeps it. */
-static inline uint32_t coll_count32(uint64_t n)
-{
-	return n < COLL_PAT_MAX ? (uint32_t)n : COLL_PAT_MAX;
-}
 
 /* A set of counters, one per (process, file, rank, layer, class). */
 struct coll_ctrset {
@@ -104,6 +80,13 @@ struct coll_delta {
 	uint32_t cap_names, cap_procs;
 	struct coll_monitor mon;
 	struct coll_instset inst;
+	/* the tick's ranks' distribution, computed before its RANK rows were
+	 * folded (a recording above its rank cap, record.h); ranks 0: none.
+	 * Merging keeps dst's, else takes src's */
+	struct coll_rank_dist dist;
+	/* the nodes' samples of the tick (node/nodes.h; delta version 6 on):
+	 * a leaf's of its own node; merged, one a node, the later wins */
+	struct coll_nodeset nodes;
 };
 
 void coll_delta_init(struct coll_delta *d, int64_t t, uint64_t tick_ns);
@@ -138,11 +121,14 @@ enum iop_err coll_delta_merge_take(struct coll_delta *dst, struct coll_delta *sr
  * sender id, sequence), the delta, and a MAC with the job key. encode
  * writes into a buffer it grows (*buf, *cap; free() it). */
 #define COLL_DELTA_MAGIC   0x44504f49u /* "IOPD" */
-#define COLL_DELTA_VERSION 4 /* 2: counters are per process and absolute; 3:
+#define COLL_DELTA_VERSION 6 /* 2: counters are per process and absolute; 3:
                                 * access patterns in cells and counters; 4:
-                                * collective calls (cells' waits, instances) */
+                                * collective calls (cells' waits, instances);
+                                * 5: the ranks' distribution (rank_dist.h);
+                                * 6: the tick's rows by column (tick_cols.h) */
 #define COLL_DELTA_VERSION_MIN 2 /* the oldest a decoder reads (without patterns) */
 _Static_assert(COLL_TICK_CELL_VERSION == COLL_DELTA_VERSION, "tick.c encodes this version");
+_Static_assert(COLL_COUNTER_VERSION == COLL_DELTA_VERSION, "ctr_cols.c decodes this version");
 /* Flags (the u16 after the version): the body is zstd-compressed, after
  * a varint of its length. An encoder compresses bodies of COLL_DELTA_Z_MIN
  * bytes or more when that shortens them (a 64-rank leaf's tick: 2.7x), so
@@ -173,6 +159,10 @@ enum iop_err coll_delta_decode(struct coll_delta *d, struct coll_delta_hdr *h, c
  * _buf form writes it into a buffer it grows (*buf, *cap; free() it), up
  * to max bytes (else OVERSIZED). */
 void coll_delta_encode_body(const struct coll_delta *d, struct iop_wcur *c);
+/* The body as a writer of delta version version (4 up to
+ * COLL_DELTA_VERSION) wrote it, for tests of the readers of old
+ * recordings: what that version lacks is left out. */
+void coll_delta_encode_body_v(const struct coll_delta *d, struct iop_wcur *c, unsigned version);
 enum iop_err coll_delta_encode_body_buf(const struct coll_delta *d, size_t max, uint8_t **buf,
                                         size_t *cap, size_t *len);
 enum iop_err coll_delta_decode_body(struct coll_delta *d, struct iop_rcur *c);
@@ -191,18 +181,6 @@ void coll_monitor_decode(struct coll_monitor *m, struct iop_rcur *c);
  * error or MALFORMED (an unknown kind, a NUL in the text). */
 void coll_name_encode(const struct coll_name *n, struct iop_wcur *c);
 enum iop_err coll_name_decode(struct coll_name *n, struct iop_rcur *c);
-
-/* One counter as the body encodes it (docs/collector.md). Decode returns
- * the cursor's error or MALFORMED (a layer or class out of range). */
-void coll_counter_encode(const struct coll_counter *k, struct iop_wcur *c);
-enum iop_err coll_counter_decode(struct coll_counter *k, struct iop_rcur *c);
-/* coll_counter_decode of delta version version (no patterns before 3). */
-enum iop_err coll_counter_decode_v(struct coll_counter *k, struct iop_rcur *c, unsigned version);
-
-/* A count of records each at least min_bytes long: above max sets the
- * cursor's OVERSIZED, above what the bytes left can hold its TRUNCATED
- * (the data is not there, whatever it claims); 0 then. */
-uint64_t coll_get_count(struct iop_rcur *c, uint64_t max, size_t min_bytes);
 
 /* Runs fill on a cursor over *buf (less tail bytes), doubling the buffer
  * (at least 64 KiB) until it fits or would pass max (OVERSIZED); NOMEM.

@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctr_cols.h"
 #include "delta.h"
 #include "frame.h"
 #include "hash.h"
 #include "leaf.h"
+#include "rank_dist.h"
+#include "rec_view.h"
 #include "root.h"
 #include "state.h"
 #include "workload.h"
@@ -54,46 +57,91 @@ static void make_tick(struct coll_tick *t, unsigned rows)
 	}
 }
 
+/* Every field the same, and the histograms' canonical encodings. */
 static void assert_cells_equal(const struct coll_cell *a, const struct coll_cell *b)
 {
-	assert_int_equal(a->ops, b->ops);
-	assert_int_equal(a->bytes, b->bytes);
-	assert_int_equal(a->errors, b->errors);
-	assert_int_equal(a->time_ns, b->time_ns);
-	assert_int_equal(a->excl_ns, b->excl_ns);
-	assert_int_equal(a->busy_ns, b->busy_ns);
-	assert_int_equal(a->child_ops, b->child_ops);
-	assert_int_equal(a->off_ops, b->off_ops);
-	assert_int_equal(a->consec_ops, b->consec_ops);
-	assert_int_equal(a->fwd_ops, b->fwd_ops);
-	assert_int_equal(a->stride_ops, b->stride_ops);
-	assert_int_equal(a->lock_ns, b->lock_ns);
-	assert_int_equal(a->inflight, b->inflight);
-	assert_int_equal(a->oldest_ns, b->oldest_ns);
-	assert_int_equal(a->hist.count, b->hist.count);
-	assert_int_equal(iop_hist_quantile(&a->hist, 0.99), iop_hist_quantile(&b->hist, 0.99));
+#define SAME(f) assert_int_equal(a->f, b->f);
+	COLL_CELL_FIELDS(SAME)
+	COLL_CELL_FIELDS_3(SAME)
+	COLL_CELL_FIELDS_4(SAME)
+#undef SAME
+	static uint8_t ea[16384], eb[16384];
+	struct iop_wcur wa = iop_wcur_make(ea, sizeof ea), wb = iop_wcur_make(eb, sizeof eb);
+	iop_hist_encode(&a->hist, &wa);
+	iop_hist_encode(&b->hist, &wb);
+	assert_int_equal(wa.err, IOP_OK);
+	assert_int_equal(wa.p - ea, wb.p - eb);
+	assert_memory_equal(ea, eb, (size_t)(wa.p - ea));
+}
+
+/* a holds b's rows (in any order) and no others, each equal. */
+static void assert_ticks_equal(const struct coll_tick *a, const struct coll_tick *b)
+{
+	assert_int_equal(a->t, b->t);
+	assert_int_equal(a->tick_ns, b->tick_ns);
+	assert_int_equal(a->n, b->n);
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct coll_cell *c = coll_tick_find(a, &b->key[i]);
+		assert_non_null(c);
+		assert_cells_equal(c, &b->cell[i]);
+	}
+}
+
+/* make_tick's rows and every kind of row and histogram the encodings tell
+ * apart (tick_cols.h): node and FS rows; histograms empty, of one call,
+ * of the row's calls (count and sum as ops and time) and not; exclusive
+ * time above the inclusive; waits. */
+static void make_varied_tick(struct coll_tick *t, unsigned rows)
+{
+	make_tick(t, rows);
+	for (unsigned i = 0; i < t->n; i++) {
+		struct coll_cell *c = &t->cell[i];
+		if (i % 5 == 1)
+			iop_hist_reset(&c->hist);
+		if (i % 5 == 2)
+			(void)iop_hist_record(&c->hist, 123456789); /* count 6 of 5 calls */
+		if (i % 7 == 3)
+			c->excl_ns = c->time_ns + 5;
+		c->wait_ns = i * 3;
+		c->match_ops = i % 4;
+		c->last_ops = i % 2;
+		c->late_ns = i * 1000;
+		c->child_bytes = i * 4096;
+		c->size_ops[i % COLL_SIZE_CLASSES] = i;
+	}
+	struct coll_key extra[] = {coll_key_node(3, 1, 1), coll_key_fs(UINT64_C(0xfeedfacecafebeef), 1, 2),
+	                           coll_key_site(UINT64_MAX - 1, 0, 1), coll_key_layer(2, 0)};
+	for (size_t j = 0; j < sizeof extra / sizeof extra[0]; j++) {
+		struct coll_cell *c;
+		assert_int_equal(coll_tick_row(t, &extra[j], &c), IOP_OK);
+		coll_cell_add_call(c, 777 + j * 1000000, 512, true, false); /* one call */
+	}
 }
 
 static void tick_round_trip(void **state)
 {
 	(void)state;
 	struct coll_tick t, back;
-	make_tick(&t, 300);
+	make_varied_tick(&t, 300);
 	static uint8_t buf[1 << 20];
+	coll_tick_init(&back, 0, SEC);
+	/* this version's layout (by column) and the rows of version 5 */
+	for (unsigned v = 5; v <= COLL_TICK_CELL_VERSION; v++) {
+		struct iop_wcur wv = iop_wcur_make(buf, sizeof buf);
+		coll_tick_encode_v(&t, &wv, v);
+		assert_int_equal(wv.err, IOP_OK);
+		struct iop_rcur rv = iop_rcur_make(buf, (size_t)(wv.p - buf));
+		assert_int_equal(coll_tick_decode_v(&back, &rv, v), IOP_OK);
+		assert_int_equal(iop_rcur_left(&rv), 0);
+		assert_ticks_equal(&back, &t);
+	}
 	struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
 	coll_tick_encode(&t, &w);
 	assert_int_equal(w.err, IOP_OK);
 	size_t len = (size_t)(w.p - buf);
-	coll_tick_init(&back, 0, SEC);
 	struct iop_rcur r = iop_rcur_make(buf, len);
 	assert_int_equal(coll_tick_decode(&back, &r), IOP_OK);
-	assert_int_equal(back.n, t.n);
-	assert_int_equal(back.t, t.t);
-	for (uint32_t i = 0; i < t.n; i++) {
-		const struct coll_cell *c = coll_tick_find(&back, &t.key[i]);
-		assert_non_null(c);
-		assert_cells_equal(c, &t.cell[i]);
-	}
+	assert_ticks_equal(&back, &t);
 	/* every strict prefix fails cleanly and leaves the tick empty */
 	for (size_t cut = 0; cut < len; cut += 1 + cut / 64) {
 		struct iop_rcur rc = iop_rcur_make(buf, cut);
@@ -110,8 +158,9 @@ static void tick_decode_rejects_duplicates(void **state)
 	struct coll_tick t, back;
 	make_tick(&t, 1);
 	uint8_t one[2048], buf[4096];
+	/* version 5: rows one after another, one of them twice */
 	struct iop_wcur w = iop_wcur_make(one, sizeof one);
-	coll_tick_encode(&t, &w);
+	coll_tick_encode_v(&t, &w, 5);
 	struct iop_rcur r = iop_rcur_make(one, (size_t)(w.p - one));
 	(void)iop_get_svarint(&r); /* t, tick length, row count */
 	(void)iop_get_varint(&r);
@@ -125,6 +174,46 @@ static void tick_decode_rejects_duplicates(void **state)
 	iop_put_bytes(&two, r.p, row);
 	coll_tick_init(&back, 0, SEC);
 	struct iop_rcur in = iop_rcur_make(buf, (size_t)(two.p - buf));
+	assert_int_equal(coll_tick_decode_v(&back, &in, 5), IOP_ERR_MALFORMED);
+	assert_int_equal(back.n, 0);
+	coll_tick_free(&t);
+
+	/* by column: ranks 1 and 2 made both 1 in the rank column (the
+	 * third, after kind and layer-class); then a column one byte longer
+	 * than its rows */
+	coll_tick_init(&t, 5, SEC);
+	struct coll_cell *c;
+	for (uint32_t rank = 1; rank <= 2; rank++) {
+		struct coll_key k = coll_key_rank(rank, 1, 1);
+		assert_int_equal(coll_tick_row(&t, &k, &c), IOP_OK);
+		coll_cell_add_call(c, 1000, 10, true, false);
+	}
+	w = iop_wcur_make(buf, sizeof buf);
+	coll_tick_encode(&t, &w);
+	size_t len = (size_t)(w.p - buf);
+	r = iop_rcur_make(buf, len);
+	(void)iop_get_svarint(&r);
+	(void)iop_get_varint(&r);
+	assert_int_equal(iop_get_varint(&r), 2);
+	for (int col = 0; col < 2; col++)
+		(void)iop_get_bytes(&r, iop_get_u32le(&r));
+	assert_int_equal(iop_get_u32le(&r), 2);
+	uint8_t *ranks = buf + (r.p - buf);
+	assert_int_equal(ranks[0], 1);
+	assert_int_equal(ranks[1], 2);
+	in = iop_rcur_make(buf, len);
+	assert_int_equal(coll_tick_decode(&back, &in), IOP_OK);
+	assert_int_equal(back.n, 2);
+	ranks[1] = 1;
+	in = iop_rcur_make(buf, len);
+	assert_int_equal(coll_tick_decode(&back, &in), IOP_ERR_MALFORMED);
+	assert_int_equal(back.n, 0);
+	ranks[1] = 2;
+	/* the rank column's length 3, a byte inserted after its two */
+	memmove(ranks + 3, ranks + 2, len - (size_t)(ranks + 2 - buf));
+	ranks[2] = 0;
+	iop_store_u32le(ranks - 4, 3);
+	in = iop_rcur_make(buf, len + 1);
 	assert_int_equal(coll_tick_decode(&back, &in), IOP_ERR_MALFORMED);
 	assert_int_equal(back.n, 0);
 	coll_tick_free(&t);
@@ -309,6 +398,93 @@ static void merge_take_is_merge(void **state)
 		}
 }
 
+/* Counters after each other (version 5) and by column (6) read back the
+ * same; by column, a column one byte longer than its counters, a layer
+ * out of range, and a count beyond the columns' bytes are refused. */
+static void counters_lists(void **state)
+{
+	(void)state;
+	enum { N = 100 };
+	struct coll_counter v[N];
+	for (uint32_t i = 0; i < N; i++)
+		v[i] = (struct coll_counter){.file = UINT64_C(0x9e3779b97f4a7c15) * (i + 1),
+		                             .ops = i * 3, .bytes = (uint64_t)i << 33, .time_ns = i * 1000003,
+		                             .errors = i % 3, .pat = {i, i / 2, 7, UINT32_MAX},
+		                             .rank = i % 16, .node = 0xabcd0000u + i % 2, .pid = 4000 + i % 16,
+		                             .image = i % 2, .layer = (uint8_t)(i % IOP_LAYER__COUNT),
+		                             .cls = (uint8_t)(i % IOP_CLASS__COUNT)};
+	static uint8_t buf[1 << 16];
+	for (unsigned ver = 5; ver <= 6; ver++) {
+		struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
+		coll_counters_encode(v, N, &w, ver);
+		assert_int_equal(w.err, IOP_OK);
+		struct iop_rcur r = iop_rcur_make(buf, (size_t)(w.p - buf));
+		struct coll_ctr_reader rd;
+		assert_int_equal(coll_ctr_reader_open(&rd, &r, N, ver), IOP_OK);
+		assert_int_equal(rd.n, N);
+		for (uint32_t i = 0; i < N; i++) {
+			struct coll_counter k;
+			assert_int_equal(coll_ctr_reader_next(&rd, &k), IOP_OK);
+			assert_int_equal(k.file, v[i].file);
+			assert_int_equal(k.ops, v[i].ops);
+			assert_int_equal(k.bytes, v[i].bytes);
+			assert_int_equal(k.time_ns, v[i].time_ns);
+			assert_int_equal(k.errors, v[i].errors);
+			assert_memory_equal(k.pat, v[i].pat, sizeof k.pat);
+			assert_int_equal(k.rank, v[i].rank);
+			assert_int_equal(k.node, v[i].node);
+			assert_int_equal(k.pid, v[i].pid);
+			assert_int_equal(k.image, v[i].image);
+			assert_int_equal(k.layer, v[i].layer);
+			assert_int_equal(k.cls, v[i].cls);
+		}
+		assert_int_equal(coll_ctr_reader_done(&rd), IOP_OK);
+		assert_int_equal(iop_rcur_left(&r), 0);
+	}
+	/* by column: the rank column (the first, after the count's one byte)
+	 * one byte longer */
+	struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
+	coll_counters_encode(v, N, &w, 6);
+	size_t len = (size_t)(w.p - buf);
+	assert_int_equal(iop_load_u32le(buf + 1), N);
+	memmove(buf + 5 + N + 1, buf + 5 + N, len - 5 - N);
+	buf[5 + N] = 0;
+	iop_store_u32le(buf + 1, N + 1);
+	struct iop_rcur r = iop_rcur_make(buf, len + 1);
+	struct coll_ctr_reader rd;
+	assert_int_equal(coll_ctr_reader_open(&rd, &r, N, 6), IOP_OK);
+	for (uint32_t i = 0; i < N; i++) {
+		struct coll_counter k;
+		assert_int_equal(coll_ctr_reader_next(&rd, &k), IOP_OK);
+	}
+	assert_int_equal(coll_ctr_reader_done(&rd), IOP_ERR_MALFORMED);
+	/* a layer out of range */
+	v[7].layer = 15;
+	w = iop_wcur_make(buf, sizeof buf);
+	coll_counters_encode(v, N, &w, 6);
+	r = iop_rcur_make(buf, (size_t)(w.p - buf));
+	assert_int_equal(coll_ctr_reader_open(&rd, &r, N, 6), IOP_OK);
+	enum iop_err e = IOP_OK;
+	for (uint32_t i = 0; !e && i < N; i++) {
+		struct coll_counter k;
+		e = coll_ctr_reader_next(&rd, &k);
+	}
+	assert_int_equal(e, IOP_ERR_MALFORMED);
+	/* more counters announced than the columns hold */
+	v[7].layer = 1;
+	w = iop_wcur_make(buf, sizeof buf);
+	coll_counters_encode(v, N, &w, 6);
+	buf[0] = N + 1;
+	r = iop_rcur_make(buf, (size_t)(w.p - buf));
+	assert_int_equal(coll_ctr_reader_open(&rd, &r, N + 1, 6), IOP_OK);
+	e = IOP_OK;
+	for (uint32_t i = 0; !e && i < N + 1; i++) {
+		struct coll_counter k;
+		e = coll_ctr_reader_next(&rd, &k);
+	}
+	assert_int_equal(e, IOP_ERR_TRUNCATED);
+}
+
 static void delta_message(void **state)
 {
 	(void)state;
@@ -324,6 +500,8 @@ static void delta_message(void **state)
 	assert_int_equal(coll_delta_add_proc(&d, &p), IOP_OK);
 	d.mon.events = 42;
 	d.mon.dropped = 2;
+	d.dist = (struct coll_rank_dist){.t = 1700000000, .ranks = 2048, .lat_ranks = 2000,
+	                                 .bytes = {1, 2, 3, 4, 5, 6}, .p99_ns = {10, 20, 30, 40, 50, 60}};
 	struct iop_key key = test_key(7), other = test_key(8);
 	struct coll_delta_hdr h = {.job_id = JOB, .sender = 3, .seq = 9}, hb;
 	uint8_t *buf = NULL;
@@ -341,6 +519,38 @@ static void delta_message(void **state)
 	assert_int_equal(back.n_procs, 1);
 	assert_int_equal(back.procs[0].pid, 1234);
 	assert_int_equal(back.mon.events, 42);
+	assert_memory_equal(&back.dist, &d.dist, sizeof d.dist);
+	/* recordings' DELTAs of delta versions 4 (before the distribution)
+	 * and 5 (rows one after another): each decodes to the same tick */
+	for (unsigned v = 4; v <= 5; v++) {
+		struct coll_delta old;
+		static uint8_t body[1 << 16];
+		struct iop_wcur wb = iop_wcur_make(body, sizeof body);
+		coll_delta_encode_body_v(&d, &wb, v);
+		assert_int_equal(wb.err, IOP_OK);
+		coll_delta_init(&old, 0, SEC);
+		struct iop_rcur rc = iop_rcur_make(body, (size_t)(wb.p - body));
+		assert_int_equal(coll_delta_decode_body_v(&old, &rc, v), IOP_OK);
+		assert_int_equal(iop_rcur_left(&rc), 0);
+		assert_ticks_equal(&old.tick, &back.tick);
+		assert_int_equal(old.ctr.n, 1);
+		assert_int_equal(old.dist.ranks, v >= 5 ? d.dist.ranks : 0);
+		coll_delta_free(&old);
+	}
+	/* a distribution out of order, or more ranks with latencies than
+	 * ranks: refused */
+	struct coll_rank_dist bad[2] = {d.dist, d.dist};
+	bad[0].bytes[COLL_Q_MED] = 7;
+	bad[1].lat_ranks = 2049;
+	for (int i = 0; i < 2; i++) {
+		uint8_t b[128];
+		struct iop_wcur w = iop_wcur_make(b, sizeof b);
+		coll_rank_dist_encode(&bad[i], &w);
+		struct iop_rcur r = iop_rcur_make(b, (size_t)(w.p - b));
+		struct coll_rank_dist got;
+		assert_int_equal(coll_rank_dist_decode(&got, &r), IOP_ERR_MALFORMED);
+		assert_int_equal(got.ranks, 0);
+	}
 	/* wrong key, another job, any changed byte, any prefix: refused, empty */
 	assert_int_equal(coll_delta_decode(&back, &hb, buf, len, &other, JOB), IOP_ERR_BAD_MAC);
 	assert_int_equal(coll_delta_decode(&back, &hb, buf, len, &key, JOB + 1), IOP_ERR_BAD_MAC);
@@ -575,6 +785,27 @@ static void leaf_root_exact_totals(void **state)
 	}
 	assert_int_equal(in_ticks, events);
 	assert_true(p.ticks_closed > 2);
+	/* FS rows (the leaf read this machine's mount table: the workload's
+	 * absolute paths all lie on some mount): per tick, layer and class,
+	 * the calls of every file (the ones folded into "other" too), each
+	 * with its latency */
+	uint64_t fs_ops = 0;
+	for (int64_t t = s->first_t; t <= s->last_t; t++) {
+		const struct coll_tick *k = coll_state_tick(s, t);
+		uint64_t by[2][IOP_LAYER__COUNT][IOP_CLASS__COUNT] = {{{0}}};
+		for (uint32_t i = 0; k && i < k->n; i++) {
+			const struct coll_key *ky = &k->key[i];
+			const struct coll_cell *c = &k->cell[i];
+			if (ky->kind == COLL_ROW_FS) {
+				assert_int_equal(c->hist.count, c->ops);
+				fs_ops += c->ops;
+			}
+			if (ky->kind == COLL_ROW_FS || ky->kind == COLL_ROW_FILE)
+				by[ky->kind == COLL_ROW_FS][ky->layer][ky->cls] += c->ops;
+		}
+		assert_memory_equal(by[0], by[1], sizeof by[0]);
+	}
+	assert_true(fs_ops > 0);
 	for (unsigned r = 0; r < RANKS; r++)
 		iop_wl_free(&w[r]);
 	free(w);
@@ -1005,6 +1236,59 @@ static void names_not_utf8(void **state)
 	coll_names_free(&d);
 }
 
+/* A file's file system (COLL_NAME_FILE_FS) is held in the file's entry,
+ * not as an entry of its own, and reads and writes out as the same
+ * record; one that comes before its file, or is not an id, stays an
+ * entry; the same name twice is not added twice. */
+static void names_file_fs(void **state)
+{
+	(void)state;
+	struct coll_names d;
+	coll_names_init(&d, 64, 4096);
+	bool added;
+	const uint64_t f = 0x1234, g = 0x5678, h = 0x9abc;
+	static const char id[] = "00000000deadbeef", other[] = "0000000000000042";
+	assert_int_equal(coll_names_add(&d, f, IOP_NAME_FILE, "/d/f", 4, &added), IOP_OK);
+	assert_int_equal(coll_names_add(&d, f ^ COLL_FILE_FS_SALT, COLL_NAME_FILE_FS, id, 16, &added),
+	                 IOP_OK);
+	assert_true(added);
+	assert_int_equal(d.n, 1); /* held by the file's entry */
+	assert_int_equal(d.n_file_fs, 1);
+	uint64_t fs = 0;
+	assert_true(coll_names_file_fs(&d, f, &fs));
+	assert_true(fs == 0xdeadbeef);
+	assert_null(coll_names_get(&d, f ^ COLL_FILE_FS_SALT));
+	/* again, even with another text: not added, the first wins */
+	assert_int_equal(coll_names_add(&d, f ^ COLL_FILE_FS_SALT, COLL_NAME_FILE_FS, other, 16,
+	                                &added), IOP_OK);
+	assert_false(added);
+	assert_true(coll_names_file_fs(&d, f, &fs) && fs == 0xdeadbeef);
+	/* written out as the record it came as */
+	struct coll_name rec;
+	char hex[COLL_FILE_FS_HEX + 1];
+	assert_true(coll_names_fs_record(&d, coll_names_get(&d, f), &rec, hex));
+	assert_true(rec.hash == (f ^ COLL_FILE_FS_SALT));
+	assert_int_equal(rec.kind, COLL_NAME_FILE_FS);
+	assert_int_equal(rec.len, 16);
+	assert_string_equal(rec.text, id);
+	/* before its file: an entry of its own, still found */
+	assert_int_equal(coll_names_add(&d, g ^ COLL_FILE_FS_SALT, COLL_NAME_FILE_FS, other, 16,
+	                                &added), IOP_OK);
+	assert_true(added);
+	assert_int_equal(coll_names_add(&d, g, IOP_NAME_FILE, "/d/g", 4, &added), IOP_OK);
+	assert_int_equal(d.n, 3);
+	assert_true(coll_names_file_fs(&d, g, &fs) && fs == 0x42);
+	assert_false(coll_names_fs_record(&d, coll_names_get(&d, g), &rec, hex));
+	/* a text that is no id: an entry, and no file system */
+	assert_int_equal(coll_names_add(&d, h, IOP_NAME_FILE, "/d/h", 4, &added), IOP_OK);
+	assert_int_equal(coll_names_add(&d, h ^ COLL_FILE_FS_SALT, COLL_NAME_FILE_FS,
+	                                "00000000DEADBEEF", 16, &added), IOP_OK);
+	assert_int_equal(d.n, 5);
+	assert_false(coll_names_file_fs(&d, h, &fs));
+	assert_int_equal(d.n_fs, 1); /* one file system held */
+	coll_names_free(&d);
+}
+
 /* History tiers: old ticks fold into bins; a bin holds what its ticks did. */
 static void history_tiers(void **state)
 {
@@ -1045,6 +1329,78 @@ static void history_tiers(void **state)
 	coll_state_free(&s);
 }
 
+/* A tick of 40 ranks folded at a cap of 30: the 16 ranks at each end of
+ * throughput and of p99 and the named rank keep their rows; the others'
+ * rows sum into their node's, with every call and byte; the distribution
+ * is that of the 40 ranks. */
+static uint32_t node_of_rank(void *arg, uint32_t rank)
+{
+	(void)arg;
+	return 100 + rank % 4;
+}
+
+static void fold_ranks_keeps_ends_and_named(void **state)
+{
+	(void)state;
+	struct coll_tick k;
+	coll_tick_init(&k, 1700000000, SEC);
+	for (uint32_t r = 0; r < 40; r++) {
+		struct coll_key key = coll_key_rank(r, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+		struct coll_cell *c;
+		assert_int_equal(coll_tick_row(&k, &key, &c), IOP_OK);
+		/* bytes rise with the rank, latency falls: the same ends twice */
+		coll_cell_add_call(c, (40 - r) * 1000, (r + 1) * 100, true, false);
+		key = coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+		assert_int_equal(coll_tick_row(&k, &key, &c), IOP_OK);
+		coll_cell_add_call(c, (40 - r) * 1000, (r + 1) * 100, true, false);
+	}
+	struct coll_rank_dist whole, d;
+	assert_int_equal(coll_rank_dist_tick(&k, &whole), IOP_OK);
+	assert_int_equal(whole.ranks, 40);
+	assert_int_equal(whole.bytes[COLL_Q_MIN], 100);
+	assert_int_equal(whole.bytes[COLL_Q_MED], 2000); /* the 20th of 40 */
+	assert_int_equal(whole.bytes[COLL_Q_MAX], 4000);
+	struct rec_named named = {0};
+	assert_int_equal(rec_named_add(&named, 20), IOP_OK);
+
+	/* at or under the cap nothing changes */
+	assert_int_equal(rec_view_fold_ranks(&k, 40, &named, node_of_rank, NULL, &d), IOP_OK);
+	assert_int_equal(d.ranks, 0);
+	assert_int_equal(k.n, 41);
+
+	assert_int_equal(rec_view_fold_ranks(&k, 30, &named, node_of_rank, NULL, &d), IOP_OK);
+	assert_memory_equal(&d, &whole, sizeof d);
+	uint64_t ops = 0, bytes = 0;
+	uint32_t ranks = 0, nodes = 0;
+	for (uint32_t i = 0; i < k.n; i++) {
+		const struct coll_key *key = &k.key[i];
+		if (key->kind != COLL_ROW_RANK)
+			continue;
+		ops += k.cell[i].ops;
+		bytes += k.cell[i].bytes;
+		if (coll_key_is_node(key)) {
+			nodes++;
+			uint32_t n = coll_key_node_id(key);
+			assert_true(n >= 100 && n < 104);
+			/* ranks 16..19 and 21..23 folded: node 100 has 16, node 101 17 and 21, ... */
+			uint64_t want = 0;
+			for (uint32_t r = 16; r < 24; r++)
+				if (r != 20 && 100 + r % 4 == n)
+					want += (r + 1) * 100;
+			assert_int_equal(k.cell[i].bytes, want);
+		} else {
+			ranks++;
+			assert_true(key->rank < 16 || key->rank >= 24 || key->rank == 20);
+		}
+	}
+	assert_int_equal(ranks, 33);
+	assert_int_equal(nodes, 4);
+	assert_int_equal(ops, 40);
+	assert_int_equal(bytes, 820 * 100);
+	rec_named_free(&named);
+	coll_tick_free(&k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1052,7 +1408,9 @@ int main(void)
 		cmocka_unit_test(tick_decode_rejects_duplicates),
 		cmocka_unit_test(fold_keeps_totals),
 		cmocka_unit_test(fold_matches_model),
+		cmocka_unit_test(fold_ranks_keeps_ends_and_named),
 		cmocka_unit_test(merge_take_is_merge),
+		cmocka_unit_test(counters_lists),
 		cmocka_unit_test(delta_message),
 		cmocka_unit_test(delta_message_compressed),
 		cmocka_unit_test(leaf_root_exact_totals),
@@ -1067,6 +1425,7 @@ int main(void)
 		cmocka_unit_test(leaf_name_with_first_rows),
 		cmocka_unit_test(history_tiers),
 		cmocka_unit_test(names_not_utf8),
+		cmocka_unit_test(names_file_fs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

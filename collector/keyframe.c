@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctr_cols.h"
 #include "events.h"
 #include "frame.h"
 
@@ -70,10 +71,17 @@ static void encode_ranks(const struct coll_state *s, struct iop_wcur *c)
 	}
 }
 
+static unsigned delta_version_of(unsigned kv);
+
 void coll_state_encode_keyframe_cur(const struct coll_state *s, struct iop_wcur *c)
 {
+	coll_state_encode_keyframe_v(s, c, COLL_KEYFRAME_VERSION);
+}
+
+void coll_state_encode_keyframe_v(const struct coll_state *s, struct iop_wcur *c, unsigned version)
+{
 	iop_put_u32le(c, COLL_KEYFRAME_MAGIC);
-	iop_put_u16le(c, COLL_KEYFRAME_VERSION);
+	iop_put_u16le(c, (uint16_t)version);
 	iop_put_u16le(c, 0);
 	iop_put_varint(c, s->tick_ns);
 	for (int i = 0; i < 3; i++) {
@@ -92,21 +100,34 @@ void coll_state_encode_keyframe_cur(const struct coll_state *s, struct iop_wcur 
 		iop_put_varint(c, s->layer_wait_ns[l]); /* version 5 on */
 
 	iop_put_varint(c, s->names.refused);
-	iop_put_varint(c, s->names.n);
-	for (uint32_t i = 0; i < s->names.n; i++)
+	/* each file's file system after it, as the record it came as (names.h) */
+	iop_put_varint(c, (uint64_t)s->names.n + s->names.n_file_fs);
+	for (uint32_t i = 0; i < s->names.n; i++) {
+		struct coll_name rec;
+		char hex[COLL_FILE_FS_HEX + 1];
 		coll_name_encode(&s->names.v[i], c);
+		if (coll_names_fs_record(&s->names, &s->names.v[i], &rec, hex))
+			coll_name_encode(&rec, c);
+	}
 	encode_hosts(s, c);
 	encode_ranks(s, c);
-	iop_put_varint(c, s->latest.n);
-	for (uint32_t i = 0; i < s->latest.n; i++)
-		coll_counter_encode(&s->latest.v[i], c);
+	coll_counters_encode(s->latest.v, s->latest.n, c, delta_version_of(version));
 
 	for (int i = 0; i < 3; i++) {
 		const struct coll_tier *tr = &s->tier[i];
 		iop_put_varint(c, tr->n);
 		for (uint32_t j = 0; j < tr->n; j++)
-			coll_tick_encode(&tr->v[(tr->head + j) % tr->cap], c);
+			coll_tick_encode_v(&tr->v[(tr->head + j) % tr->cap], c,
+			                   delta_version_of(version));
 	}
+	if (version >= 6)
+		coll_rank_dist_encode(&s->dist, c);
+	if (version >= 7) {
+		coll_nodeset_encode(&s->nodes, c);
+		coll_nodeset_encode(&s->peaks, c);
+	}
+	if (version >= 8)
+		coll_node_series_encode(&s->series, c);
 }
 
 static void fill_keyframe(const void *arg, struct iop_wcur *c)
@@ -157,6 +178,7 @@ static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c, unsi
 		s->tier[i] = (struct coll_tier){.cap = (uint32_t)cap[i],
 		                                .ticks_per_bin = (uint32_t)per_bin[i]};
 	s->max_bytes = max_bytes;
+	coll_node_series_init(&s->series, s->tier[0].cap); /* as the state's (version 8 keeps its own) */
 	s->first_t = iop_get_svarint(c);
 	s->last_t = iop_get_svarint(c);
 	s->ticks_applied = iop_get_varint(c);
@@ -173,7 +195,8 @@ static enum iop_err decode_header(struct coll_state *s, struct iop_rcur *c, unsi
 static enum iop_err decode_names(struct coll_state *s, struct iop_rcur *c)
 {
 	s->names.refused = iop_get_varint(c);
-	uint64_t n = coll_get_count(c, s->names.max_names, 10);
+	/* a file's file system is a record of its own (names.h): up to two a name */
+	uint64_t n = coll_get_count(c, 2 * (uint64_t)s->names.max_names, 10);
 	for (uint64_t i = 0; !c->err && i < n; i++) {
 		struct coll_name nm;
 		bool added;
@@ -249,15 +272,18 @@ static enum iop_err decode_ranks(struct coll_state *s, struct iop_rcur *c, unsig
  * version kv. */
 static unsigned delta_version_of(unsigned kv)
 {
-	return kv >= 5 ? 4 : kv >= 4 ? 3 : 2;
+	return kv >= 7 ? 6 : kv >= 6 ? 5 : kv >= 5 ? 4 : kv >= 4 ? 3 : 2;
 }
 
 static enum iop_err decode_latest(struct coll_state *s, struct iop_rcur *c, unsigned dv)
 {
-	uint64_t n = coll_get_count(c, COLL_STATE_MAX_COUNTERS, 20);
-	for (uint64_t i = 0; !c->err && i < n; i++) {
+	struct coll_ctr_reader r;
+	enum iop_err e = coll_ctr_reader_open(&r, c, COLL_STATE_MAX_COUNTERS, dv);
+	if (e)
+		return fail(c, e);
+	for (uint64_t i = 0; i < r.n; i++) {
 		struct coll_counter k;
-		enum iop_err e = coll_counter_decode_v(&k, c, dv);
+		e = coll_ctr_reader_next(&r, &k);
 		if (!e)
 			e = coll_ctrset_add(&s->latest, &k, COLL_STATE_MAX_COUNTERS, NULL);
 		if (!e && s->latest.n != i + 1)
@@ -265,7 +291,7 @@ static enum iop_err decode_latest(struct coll_state *s, struct iop_rcur *c, unsi
 		if (e)
 			return fail(c, e);
 	}
-	return c->err;
+	return fail(c, coll_ctr_reader_done(&r));
 }
 
 static enum iop_err decode_tier(struct coll_tier *tr, struct iop_rcur *c, unsigned dv)
@@ -308,6 +334,14 @@ enum iop_err coll_state_decode_keyframe_cur(struct coll_state *s, struct iop_rcu
 		e = decode_latest(s, c, delta_version_of(version));
 	for (int i = 0; !e && i < 3; i++)
 		e = decode_tier(&s->tier[i], c, delta_version_of(version));
+	if (!e && version >= 6)
+		e = fail(c, coll_rank_dist_decode(&s->dist, c));
+	if (!e && version >= 7)
+		e = fail(c, coll_nodeset_decode(&s->nodes, c));
+	if (!e && version >= 7)
+		e = fail(c, coll_nodeset_decode(&s->peaks, c));
+	if (!e && version >= 8)
+		e = fail(c, coll_node_series_decode(&s->series, c));
 	if (!e)
 		coll_state_history_measure(s);
 	if (e) {

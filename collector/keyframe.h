@@ -28,11 +28,16 @@
 #include "state.h"
 
 #define COLL_KEYFRAME_MAGIC   0x4b504f49u /* "IOPK" */
-#define COLL_KEYFRAME_VERSION 5 /* 2: the history's budget; 3: no totals (the
+#define COLL_KEYFRAME_VERSION 8 /* 2: the history's budget; 3: no totals (the
                                   * counters' sums); 4: ticks and counters of
                                   * delta version 3 (access patterns); 5: of
                                   * delta version 4, ranks' and layers' waits
-                                  * (collective calls); 1 to 4 stay readable */
+                                  * (collective calls); 6: of delta version 5,
+                                  * the last tick's ranks' distribution after
+                                  * the tiers; 7: of delta version 6 (rows by
+                                  * column), the nodes' latest samples last;
+                                  * 8: then the nodes' figures tick by tick
+                                  * (node/series.h); 1 to 7 stay readable */
 
 /* Limits the decoder enforces besides the state's own (names, counters,
  * rows per tick). */
@@ -42,6 +47,10 @@
 
 /* Encodes s at the cursor (FULL when out of room). */
 void coll_state_encode_keyframe_cur(const struct coll_state *s, struct iop_wcur *c);
+/* The same as a writer of keyframe version version (5 up to
+ * COLL_KEYFRAME_VERSION) wrote it, for tests of the readers of old
+ * recordings. */
+void coll_state_encode_keyframe_v(const struct coll_state *s, struct iop_wcur *c, unsigned version);
 
 /* Encodes s into a buffer it grows (*buf, *cap; free() it, at least
  * 64 KiB), not past max bytes (0: no limit), else OVERSIZED; NOMEM.

@@ -272,6 +272,103 @@ static void job_keyframe(uint8_t **kf, size_t *len)
 	coll_sim_free(&sim);
 }
 
+/* Keyframes written before this version still decode: versions 5 (ticks
+ * of delta version 4, no ranks' distribution at the end) and 6 (ticks of
+ * delta version 5, row after row) of a state without FS rows (thinned to
+ * its LAYER rows here), as those writers wrote them, decode to the same
+ * state. */
+static void old_keyframes_read(void **state)
+{
+	(void)state;
+	uint8_t *kf;
+	size_t len;
+	job_keyframe(&kf, &len);
+	struct coll_state s, back;
+	assert_int_equal(coll_state_decode_keyframe(&s, kf, len), IOP_OK);
+	free(kf);
+	/* the sim's files lie on this machine's file systems: each file's is
+	 * held in its entry (names.h), and a keyframe gives it back so */
+	assert_true(s.names.n_file_fs > 0);
+	uint32_t held = 0;
+	for (uint32_t i = 0; i < s.names.n; i++) {
+		uint64_t fs;
+		assert_int_not_equal(s.names.v[i].kind, COLL_NAME_FILE_FS);
+		if (s.names.v[i].fs) {
+			assert_true(coll_names_file_fs(&s.names, s.names.v[i].hash, &fs));
+			assert_non_null(coll_names_get(&s.names, fs)); /* the file system's name */
+			held++;
+		}
+	}
+	assert_int_equal(held, s.names.n_file_fs);
+	for (int i = 0; i < 3; i++)
+		for (uint32_t j = 0; j < s.tier[i].n; j++)
+			assert_int_equal(coll_tick_thin(&s.tier[i].v[(s.tier[i].head + j) % s.tier[i].cap]),
+			                 IOP_OK);
+	coll_state_history_measure(&s);
+	/* versions 5 (no distribution), 6 (ticks row after row) and 7 (no
+	 * node series; this job has no node samples) */
+	size_t cap = 2 * len + 4096;
+	uint8_t *buf = malloc(cap);
+	assert_non_null(buf);
+	for (unsigned v = 5; v <= 7; v++) {
+		struct iop_wcur w = iop_wcur_make(buf, cap);
+		coll_state_encode_keyframe_v(&s, &w, v);
+		assert_int_equal(w.err, IOP_OK);
+		size_t n = (size_t)(w.p - buf);
+		assert_int_equal(buf[4] | buf[5] << 8, v);
+		assert_int_equal(coll_state_decode_keyframe(&back, buf, n), IOP_OK);
+		assert_true(coll_sim_same_state(&s, &back));
+		assert_int_equal(back.dist.ranks, 0);
+		coll_state_free(&back);
+		/* a byte more is a byte left over */
+		buf[n] = 0;
+		assert_int_equal(coll_state_decode_keyframe(&back, buf, n + 1), IOP_ERR_INCONSISTENT);
+		coll_state_free(&back);
+	}
+	free(buf);
+	coll_state_free(&s);
+}
+
+/* Node samples: the latest, the peaks and the series (version 8) come
+ * back; version 7 had no series, and reads as an empty one. */
+static void node_series_kept(void **state)
+{
+	(void)state;
+	struct coll_state s, back;
+	coll_state_init(&s, SEC, NULL);
+	for (int64_t t = 10; t < 20; t++) {
+		struct coll_delta d;
+		coll_delta_init(&d, t, SEC);
+		struct coll_node_sample x = {.t = t, .node = 77, .flags = COLL_NODE_FULL,
+		                             .psi_full_ppm = (uint32_t)(t * 1000), .n_fs = 1};
+		x.fs[0] = (struct coll_node_fs){.fs = 5, .kind = COLL_NODE_FS_DEVICE, .util_ppm = 900000};
+		assert_int_equal(coll_nodeset_put(&d.nodes, &x), IOP_OK);
+		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+		coll_delta_free(&d);
+	}
+	uint8_t buf[8192];
+	for (unsigned v = 7; v <= COLL_KEYFRAME_VERSION; v++) {
+		struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
+		coll_state_encode_keyframe_v(&s, &w, v);
+		assert_int_equal(w.err, IOP_OK);
+		assert_int_equal(coll_state_decode_keyframe(&back, buf, (size_t)(w.p - buf)), IOP_OK);
+		assert_int_equal(coll_nodeset_find(&back.nodes, 77)->psi_full_ppm, 19000);
+		assert_int_equal(back.series.cap, s.series.cap);
+		if (v == 7) {
+			assert_int_equal(back.series.n, 0);
+		} else {
+			assert_int_equal(back.series.n, 10);
+			const struct coll_node_point *p = coll_node_series_at(&back.series, 12, 77);
+			assert_non_null(p);
+			assert_int_equal(p->full_ppm, 12000);
+			assert_int_equal(p->util_ppm, 900000);
+			assert_true(coll_sim_same_state(&s, &back));
+		}
+		coll_state_free(&back);
+	}
+	coll_state_free(&s);
+}
+
 static void damaged_keyframes_refused(void **state)
 {
 	(void)state;
@@ -352,6 +449,8 @@ int main(void)
 		cmocka_unit_test(rebuild_thinned_history),
 		cmocka_unit_test(history_packed),
 		cmocka_unit_test(empty_state_round_trip),
+		cmocka_unit_test(old_keyframes_read),
+		cmocka_unit_test(node_series_kept),
 		cmocka_unit_test(damaged_keyframes_refused),
 		cmocka_unit_test(huge_counts_refused),
 	};

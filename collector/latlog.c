@@ -26,7 +26,8 @@ bool latlog_grow(struct latlog *g, uint32_t row, uint64_t ns, unsigned bucket)
 	return latlog_add(g, row, ns, bucket);
 }
 
-enum iop_err latlog_fold(struct latlog *g, struct coll_tick *k, uint32_t max_files)
+enum iop_err latlog_fold(struct latlog *g, struct coll_tick *k, uint32_t max_files,
+                         const uint32_t *also)
 {
 	uint8_t *kept;
 	enum iop_err e = coll_tick_fold_plan(k, max_files, &kept);
@@ -43,7 +44,15 @@ enum iop_err latlog_fold(struct latlog *g, struct coll_tick *k, uint32_t max_fil
 			to = other[k->key[to].layer][k->key[to].cls];
 		/* as coll_cell_add_call_at: a full bucket loses the latency, not the call */
 		(void)iop_hist_record_at(&k->cell[to].hist, en->ns, en->bucket);
+		/* a folded file's latency also goes to its file system's row; a
+		 * kept file's row is merged into it whole below (a merge a row,
+		 * not a record a call) */
+		if (also && kept && !kept[en->row] && also[en->row] != UINT32_MAX)
+			(void)iop_hist_record_at(&k->cell[also[en->row]].hist, en->ns, en->bucket);
 	}
+	for (uint32_t i = 0; also && i < k->n; i++)
+		if (also[i] != UINT32_MAX && (!kept || kept[i]))
+			(void)iop_hist_merge(&k->cell[also[i]].hist, &k->cell[i].hist);
 	g->n = 0;
 	if (kept)
 		coll_tick_fold_apply(k, kept);

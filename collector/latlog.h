@@ -49,8 +49,11 @@ static inline bool latlog_add(struct latlog *g, uint32_t row, uint64_t ns, unsig
 }
 
 /* Closes the log of tick k: records its latencies where the fold puts
- * them, then folds k's files to max_files (coll_tick_fold_files, the
- * same error), and empties the log. */
-enum iop_err latlog_fold(struct latlog *g, struct coll_tick *k, uint32_t max_files);
+ * them, and also in row also[row] when also is given and that is not
+ * UINT32_MAX (the file's file system, fsmap.h), then folds k's files to
+ * max_files (coll_tick_fold_files, the same error), and empties the
+ * log. */
+enum iop_err latlog_fold(struct latlog *g, struct coll_tick *k, uint32_t max_files,
+                         const uint32_t *also);
 
 #endif

@@ -4,11 +4,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "events.h"
 #include "frame.h"
+#include "fsmap.h"
 #include "hash.h"
 #include "latlog.h"
+#include "probe.h"
 #include "proc.h"
 
 #define RING 64 /* open ticks at most; events further ahead are clamped */
@@ -27,6 +30,10 @@ struct call {
 struct coll_leaf {
 	struct coll_leaf_cfg cfg;
 	struct coll_names names;     /* every name seen; .sent once in a delta */
+	struct iop_mounts mounts;    /* the node's, for files' file systems (fsmap.h) */
+	struct iop_node_probe *probe; /* the node's own figures each tick (node/probe.h) */
+	uint32_t node_id;             /* this host's, as the shim computes it */
+	bool node_heard;              /* a process of this host has sent to it */
 	struct coll_delta ring[RING]; /* tick t lives in ring[t % RING] */
 	struct latlog lat[RING];      /* and its FILE rows' latencies held back */
 	int64_t oldest;              /* oldest open tick */
@@ -97,6 +104,13 @@ enum iop_err coll_leaf_new(const struct coll_leaf_cfg *cfg, uint64_t now_ns,
 		return IOP_ERR_NOMEM;
 	l->cfg = *cfg;
 	coll_names_init(&l->names, 1u << 20, (size_t)256 << 20);
+	/* without a mount table (unreadable) files have no file system */
+	if (!cfg->no_fs && iop_mounts_read(&l->mounts, cfg->mountinfo, NULL) != IOP_OK)
+		iop_mounts_free(&l->mounts);
+	char host[256] = "";
+	if (!cfg->no_fs && !gethostname(host, sizeof host - 1) &&
+	    iop_node_probe_new(cfg->proc, &l->probe) == IOP_OK)
+		l->node_id = (uint32_t)iop_hash_str(host);
 	l->oldest = tick_of(l, now_ns > cfg->grace_ns ? now_ns - cfg->grace_ns : 0);
 	l->memo_t = l->oldest;
 	l->memo_lo = (uint64_t)l->oldest * cfg->tick_ns;
@@ -137,6 +151,8 @@ void coll_leaf_free(struct coll_leaf *l)
 	free(l->scratch.grown);
 	free(l->acc_buckets);
 	coll_names_free(&l->names);
+	iop_mounts_free(&l->mounts);
+	iop_node_probe_free(l->probe);
 	free(l);
 }
 
@@ -576,8 +592,12 @@ static void take_names(struct coll_leaf *l, struct proc *p, const struct iop_fra
 			continue; /* id out of range or no memory: its rows keep no name */
 		bool added;
 		if (coll_names_add(&l->names, n->hash, n->kind, n->text, n->len, &added) == IOP_OK &&
-		    added)
+		    added) {
 			(void)coll_delta_add_name(delta_first(l), n->hash, n->kind, n->text, n->len);
+			if (n->kind == IOP_NAME_FILE && l->mounts.n)
+				(void)coll_fs_name_file(&l->names, &l->mounts, n->hash, n->text, n->len,
+				                        delta_first(l));
+		}
 	}
 }
 
@@ -835,6 +855,38 @@ static void mark_gone(struct coll_leaf *l, uint64_t now_ns, bool all)
 	}
 }
 
+/* The node's sample for the tick closing (node/nodes.h), when a process
+ * of this host sends to this leaf: a leaf of a tree serves its own node;
+ * one that hears only of other hosts (tests, iop-loadgen) has no figures
+ * of theirs. */
+static void sample_node(struct coll_leaf *l, struct coll_delta *d, uint64_t now_ns)
+{
+	if (!l->probe)
+		return;
+	/* processes stay in the table once seen: once true, it stays */
+	for (uint32_t i = 0; i < l->procs.n && !l->node_heard; i++)
+		l->node_heard = l->procs.v[i].node == l->node_id;
+	if (!l->node_heard)
+		return;
+	struct coll_node_sample x;
+	coll_node_sample_take(l->probe, &l->mounts, l->node_id, d->tick.t, now_ns, &x);
+	/* the job's own part: its POSIX and STDIO calls on each file system
+	 * from this node (the tick's FS rows, this leaf's node only) */
+	for (uint32_t i = 0; i < d->tick.n; i++) {
+		const struct coll_key *k = &d->tick.key[i];
+		if (k->kind != COLL_ROW_FS || (k->layer != IOP_LAYER_POSIX && k->layer != IOP_LAYER_STDIO))
+			continue;
+		for (uint32_t j = 0; j < x.n_fs; j++)
+			if (x.fs[j].fs == k->id) {
+				x.fs[j].job_ops += d->tick.cell[i].ops;
+				x.fs[j].job_Bps += d->tick.cell[i].bytes;
+			}
+	}
+	for (uint32_t j = 0; j < x.n_fs; j++)
+		x.fs[j].job_Bps = (uint64_t)((double)x.fs[j].job_Bps * 1e9 / (double)d->tick.tick_ns);
+	(void)coll_nodeset_put(&d->nodes, &x);
+}
+
 uint64_t coll_leaf_next_close_ns(const struct coll_leaf *l)
 {
 	return (uint64_t)(l->oldest + 1) * l->cfg.tick_ns + l->cfg.grace_ns;
@@ -849,7 +901,12 @@ void coll_leaf_advance(struct coll_leaf *l, uint64_t now_ns, bool flush, coll_de
 		struct coll_delta *d = &l->ring[l->oldest % RING];
 		sum_layer_rows(&d->tick);
 		add_inflight_rows(l, &d->tick);
-		(void)latlog_fold(&l->lat[l->oldest % RING], &d->tick, l->cfg.max_files);
+		uint32_t *also = NULL;
+		if (l->mounts.n)
+			(void)coll_fs_rows(&d->tick, &l->names, &also);
+		sample_node(l, d, now_ns);
+		(void)latlog_fold(&l->lat[l->oldest % RING], &d->tick, l->cfg.max_files, also);
+		free(also);
 		fn(arg, d);
 		coll_delta_reset(d, l->oldest + RING);
 		l->oldest++;

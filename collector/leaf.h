@@ -30,6 +30,11 @@ struct coll_leaf_cfg {
 	uint64_t job_id;
 	struct iop_key key;
 	uint32_t max_files; /* file rows per tick; the least active fold into "other" */
+	bool no_fs;         /* do not name files' file systems (fsmap.h) */
+	const char *mountinfo; /* the mount table (NULL: /proc/self/mountinfo), read
+	                          when the leaf starts */
+	const char *proc;      /* where the node's figures are read (NULL: /proc;
+	                          node/probe.h); no_fs: none are */
 };
 
 /* A leaf's files a tick: its 511 most active and "other". The root keeps

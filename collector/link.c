@@ -216,7 +216,11 @@ static void queue_resync(struct coll_uplink *u)
 	enum iop_err e = IOP_OK;
 	for (uint32_t i = 0; !e && i < u->names.n; i++) {
 		const struct coll_name *n = &u->names.v[i];
+		struct coll_name rec;
+		char hex[COLL_FILE_FS_HEX + 1];
 		e = coll_delta_add_name(&r, n->hash, n->kind, n->text, n->len);
+		if (!e && coll_names_fs_record(&u->names, n, &rec, hex))
+			e = coll_delta_add_name(&r, rec.hash, rec.kind, rec.text, rec.len);
 	}
 	for (uint32_t i = 0; !e && i < u->latest.n; i++)
 		e = coll_delta_add_counter(&r, &u->latest.v[i]);

@@ -51,6 +51,7 @@ void coll_names_free(struct coll_names *d)
 	}
 	free(d->v);
 	free(d->slot);
+	free(d->fs_ids);
 	coll_names_init(d, d->max_names, d->max_text);
 }
 
@@ -119,11 +120,108 @@ void coll_text_make_utf8(char *s, size_t len)
 	}
 }
 
+/* A file system id in 16 lowercase hex digits: false when it is not. */
+static bool hex_id(const char *text, size_t len, uint64_t *id)
+{
+	if (len != COLL_FILE_FS_HEX)
+		return false;
+	uint64_t v = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		unsigned x = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+		             : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+		if (x > 15)
+			return false;
+		v = v << 4 | x;
+	}
+	*id = v;
+	return true;
+}
+
+/* The index + 1 of file system id in the fs table, added when new; 0 when
+ * the table is full (65 535) or out of memory. */
+static uint16_t fs_index(struct coll_names *d, uint64_t id)
+{
+	for (uint16_t i = 0; i < d->n_fs; i++)
+		if (d->fs_ids[i] == id)
+			return (uint16_t)(i + 1);
+	if (d->n_fs == UINT16_MAX)
+		return 0;
+	if (d->n_fs == d->cap_fs) {
+		uint32_t cap = d->cap_fs ? 2u * d->cap_fs : 8;
+		cap = cap > UINT16_MAX ? UINT16_MAX : cap;
+		uint64_t *v = realloc(d->fs_ids, cap * sizeof(*v));
+		if (!v)
+			return 0;
+		d->fs_ids = v;
+		d->cap_fs = (uint16_t)cap;
+	}
+	d->fs_ids[d->n_fs++] = id;
+	return d->n_fs;
+}
+
+/* A COLL_NAME_FILE_FS name held in its file's entry: true when it was
+ * (*added then tells whether it was new), false when it must be an entry
+ * of its own (no such file, or a text that is not an id). */
+static bool hold_file_fs(struct coll_names *d, uint64_t hash, const char *text, size_t len,
+                         bool *added)
+{
+	uint64_t id;
+	if (!d->n_slots || !hex_id(text, len, &id))
+		return false;
+	uint32_t s = d->slot[probe(d, hash ^ COLL_FILE_FS_SALT)];
+	struct coll_name *f = s ? &d->v[s - 1] : NULL;
+	if (!f || f->kind == COLL_NAME_FILE_FS || f->kind == COLL_NAME_FS)
+		return false;
+	if (f->fs)
+		return true; /* present: the first wins */
+	uint16_t i = fs_index(d, id);
+	if (!i)
+		return false;
+	f->fs = i;
+	d->n_file_fs++;
+	*added = true;
+	return true;
+}
+
+bool coll_names_file_fs(const struct coll_names *d, uint64_t file, uint64_t *fs_id)
+{
+	const struct coll_name *f = coll_names_get(d, file);
+	if (f && f->fs) {
+		*fs_id = d->fs_ids[f->fs - 1];
+		return true;
+	}
+	/* a name of its own: it came before its file (or the table was full) */
+	const struct coll_name *n = coll_names_get(d, file ^ COLL_FILE_FS_SALT);
+	return n && n->kind == COLL_NAME_FILE_FS && hex_id(n->text, n->len, fs_id);
+}
+
+void coll_names_fs_hex(uint64_t id, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 0; i < COLL_FILE_FS_HEX; i++)
+		hex[i] = digits[(id >> (60 - 4 * i)) & 15];
+	hex[COLL_FILE_FS_HEX] = 0;
+}
+
+bool coll_names_fs_record(const struct coll_names *d, const struct coll_name *n,
+                          struct coll_name *rec, char *hex)
+{
+	if (!n->fs)
+		return false;
+	coll_names_fs_hex(d->fs_ids[n->fs - 1], hex);
+	*rec = (struct coll_name){.hash = n->hash ^ COLL_FILE_FS_SALT, .text = hex,
+	                          .len = COLL_FILE_FS_HEX, .kind = COLL_NAME_FILE_FS};
+	return true;
+}
+
 enum iop_err coll_names_add(struct coll_names *d, uint64_t hash, uint8_t kind, const char *text,
                             size_t len, bool *added)
 {
 	*added = false;
 	if (coll_names_get(d, hash))
+		return IOP_OK;
+	if (kind == COLL_NAME_FILE_FS && hold_file_fs(d, hash, text, len, added))
 		return IOP_OK;
 	if (d->n >= d->max_names || d->text_bytes + len > d->max_text) {
 		d->refused++;

@@ -281,9 +281,10 @@ static void summary_ignores_keyframes(void **state)
 
 /* The keyframe spacing rule of the default period (record.h): once a
  * minute's end has passed since the last keyframe, the next one follows
- * the first DELTA that brings the DELTA bytes since the last one to that
- * one's bytes (a lean recording's: 8 times them, the default's: 4), or
- * that is 10 minutes (lean: 60, the default: 30) after it; never sooner. A 1-rank job of 4 minutes: its history
+ * the first DELTA written once the DELTA bytes since the last one reach
+ * that one's bytes (a lean recording's: 8 times them, the default's: 4),
+ * or that is 10 minutes (lean: 60, the default: 30) after it; never
+ * sooner. A 1-rank job of 4 minutes: its history
  * grows past a minute of DELTAs, so the rule spaces its keyframes. */
 static void spaced_rule(uint64_t detail_ns, uint64_t share, uint64_t periods,
                         unsigned *n_keyframes, unsigned *n_spaced)
@@ -317,9 +318,11 @@ static void spaced_rule(uint64_t detail_ns, uint64_t share, uint64_t periods,
 				         (f.time_ns - T0) / SEC, since, key_len);
 			if (!first_ns)
 				first_ns = f.time_ns;
-			since += f.len;
+			/* decided before the DELTA is written (its counters go out
+			 * with it): the bytes before it count */
 			due = keyframes && f.time_ns / minute > key_ns / minute &&
 			      (since >= key_len * share || f.time_ns - key_ns >= periods * minute);
+			since += f.len;
 			continue;
 		}
 		if (f.type != REC_KEYFRAME)
@@ -440,6 +443,78 @@ static void lean_recording(void **state)
 	two_free(&t);
 }
 
+/* The rank cap counts ranks, not RANK rows: a 2-rank job's ticks hold
+ * more RANK rows (a row per layer and class) than a cap of 3, and are
+ * recorded whole, every tick's counters with it, as the live root had
+ * them (no distribution, no node rows, nothing held back). */
+struct live_ctr {
+	struct coll_record *rec;
+	uint32_t ctr[512], rank_rows_max;
+	int64_t t0;
+	unsigned n;
+};
+
+static void count_and_record(void *arg, const struct coll_delta *d, const struct coll_state *s)
+{
+	struct live_ctr *l = arg;
+	if (!l->n)
+		l->t0 = d->tick.t;
+	uint32_t rows = 0;
+	for (uint32_t i = 0; i < d->tick.n; i++)
+		rows += d->tick.key[i].kind == COLL_ROW_RANK;
+	if (rows > l->rank_rows_max)
+		l->rank_rows_max = rows;
+	if (d->tick.t - l->t0 < 512)
+		l->ctr[d->tick.t - l->t0] = d->ctr.n;
+	l->n++;
+	coll_record_tick_state(l->rec, d, s);
+}
+
+static void rank_cap_counts_ranks(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/rec_state_test_capXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct coll_job_info job = {.id = 0xca9, .start_ns = T0, .command = "sim", .tick_ns = SEC};
+	struct coll_record_opts ro = {.rank_cap = 3};
+	static struct live_ctr l;
+	memset(&l, 0, sizeof l);
+	assert_non_null(l.rec = coll_record_open_opts(path, &job, &ro));
+	struct coll_sim sim;
+	assert_int_equal(coll_sim_new(&sim, 2, IOP_WL_MIXED, T0, NULL, count_and_record, &l), IOP_OK);
+	assert_int_equal(coll_sim_run_until(&sim, T0 + 30 * SEC, 32), IOP_OK);
+	assert_int_equal(coll_sim_finish(&sim), IOP_OK);
+	coll_record_close(l.rec);
+	coll_sim_free(&sim);
+	assert_true(l.rank_rows_max > 3); /* the case: more rows than the cap */
+
+	struct opened o;
+	open_rec(path, &o);
+	struct coll_delta d;
+	coll_delta_init(&d, 0, SEC);
+	struct rec_frame f;
+	unsigned deltas = 0, with_ctr = 0;
+	while (rec_next(o.r, &f, NULL, 0) == IOP_OK) {
+		if (f.type != REC_DELTA)
+			continue;
+		struct iop_rcur c = iop_rcur_make(f.payload, f.len);
+		assert_int_equal(coll_delta_decode_body(&d, &c), IOP_OK);
+		assert_int_equal(d.dist.ranks, 0);
+		for (uint32_t i = 0; i < d.tick.n; i++)
+			assert_false(coll_key_is_node(&d.tick.key[i]));
+		assert_int_equal(d.ctr.n, l.ctr[d.tick.t - l.t0]);
+		with_ctr += d.ctr.n > 0;
+		deltas++;
+	}
+	assert_int_equal(deltas, l.n);
+	assert_true(with_ctr > 10);
+	coll_delta_free(&d);
+	close_rec(&o);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +523,7 @@ int main(void)
 		cmocka_unit_test(summary_ignores_keyframes),
 		cmocka_unit_test(lean_recording),
 		cmocka_unit_test(keyframes_spaced_by_cost),
+		cmocka_unit_test(rank_cap_counts_ranks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

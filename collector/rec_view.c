@@ -2,6 +2,7 @@
 #include "rec_view.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 enum iop_err rec_named_add(struct rec_named *s, uint64_t id)
 {
@@ -128,5 +129,92 @@ enum iop_err rec_view_fold(struct coll_tick *k, uint32_t cap, const struct rec_n
 	free(v);
 	free(top);
 	free(kept);
+	return e;
+}
+
+/* ---- ranks above the cap ---- */
+
+/* A rank's place in one order: value, then rank. */
+struct ord {
+	uint64_t v;
+	uint32_t rank, i;
+};
+
+static int by_ord(const void *x, const void *y)
+{
+	const struct ord *a = x, *b = y;
+	if (a->v != b->v)
+		return a->v < b->v ? -1 : 1;
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* Marks the COLL_REC_RANK_ENDS figures at each end of o[0, n). */
+static void keep_ends(struct ord *o, uint32_t n, uint8_t *keep)
+{
+	qsort(o, n, sizeof(*o), by_ord);
+	for (uint32_t i = 0; i < n && i < COLL_REC_RANK_ENDS; i++) {
+		keep[o[i].i] = 1;
+		keep[o[n - 1 - i].i] = 1;
+	}
+}
+
+static int fig_cmp_rank(const void *key, const void *x)
+{
+	uint32_t a = *(const uint32_t *)key, b = ((const struct coll_rank_fig *)x)->rank;
+	return (a > b) - (a < b);
+}
+
+enum iop_err rec_view_fold_ranks(struct coll_tick *k, uint32_t cap, const struct rec_named *named,
+                                 rec_node_fn *node, void *arg, struct coll_rank_dist *dist)
+{
+	*dist = (struct coll_rank_dist){0};
+	struct coll_rank_fig *f;
+	uint32_t n;
+	enum iop_err e = coll_rank_figs(k, &f, &n);
+	if (e || n <= cap) {
+		free(f);
+		return e;
+	}
+	struct coll_rank_dist d;
+	uint8_t *keep = calloc(n, 1);
+	struct ord *o = malloc(n * sizeof(*o));
+	struct coll_tick out;
+	coll_tick_init(&out, k->t, k->tick_ns);
+	if (!keep || !o || (e = coll_rank_dist_of(f, n, k->t, &d))) {
+		e = e ? e : IOP_ERR_NOMEM;
+		goto done;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		keep[i] = named_has(named, f[i].rank);
+		o[i] = (struct ord){f[i].bytes, f[i].rank, i};
+	}
+	keep_ends(o, n, keep);
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (f[i].has_lat)
+			o[m++] = (struct ord){f[i].p99_ns, f[i].rank, i};
+	keep_ends(o, m, keep);
+	for (uint32_t i = 0; i < k->n && !e; i++) {
+		struct coll_key key = k->key[i];
+		if (key.kind == COLL_ROW_RANK && !coll_key_is_node(&key)) {
+			const struct coll_rank_fig *x = bsearch(&key.rank, f, n, sizeof(*f), fig_cmp_rank);
+			if (x && !keep[x - f])
+				key = coll_key_node(node(arg, key.rank), key.layer, key.cls);
+		}
+		struct coll_cell *c;
+		if (!(e = coll_tick_row(&out, &key, &c)))
+			e = coll_cell_merge(c, &k->cell[i]);
+	}
+	if (!e) {
+		coll_tick_free(k);
+		*k = out;
+		out = (struct coll_tick){0};
+		*dist = d;
+	}
+done:
+	coll_tick_free(&out);
+	free(keep);
+	free(o);
+	free(f);
 	return e;
 }

@@ -46,6 +46,10 @@ struct coll_record {
 	/* a lean recording (record.h): detail_every > 1; the default: view_cap */
 	uint32_t view_cap;         /* 0: not the default (lean or full) */
 	struct rec_named named;    /* files alerts named (view) */
+	struct rec_named named_ranks; /* ranks alerts named (view) */
+	uint32_t rank_cap;         /* view: ranks a tick kept whole */
+	bool big;                  /* view: a tick was above rank_cap; counters held back */
+	bool flush_now;            /* a keyframe follows this tick: counters go out */
 	struct coll_state shadow;  /* the state a reader builds from what was written */
 	uint64_t detail_every, counters_every; /* in ticks */
 	uint64_t ctr_tokens;       /* counters that may go out now (lean_view) */
@@ -104,10 +108,11 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 	uint64_t tick = job->tick_ns ? job->tick_ns : 1000000000ull;
 	if (!r->opts.detail_ns) {
 		r->view_cap = r->opts.view_cap ? r->opts.view_cap : COLL_REC_VIEW_CAP;
+		r->rank_cap = r->opts.rank_cap ? r->opts.rank_cap : COLL_REC_RANK_CAP;
 		r->opts.detail_ns = UINT64_MAX;
 	}
 	if (!r->opts.counters_ns)
-		r->opts.counters_ns = COLL_RECORD_COUNTERS_NS;
+		r->opts.counters_ns = r->view_cap ? COLL_RECORD_BIG_COUNTERS_NS : COLL_RECORD_COUNTERS_NS;
 	r->detail_every = r->opts.detail_ns == UINT64_MAX ? 1 : r->opts.detail_ns / tick;
 	if (r->detail_every < 1)
 		r->detail_every = 1;
@@ -117,15 +122,16 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 	coll_iso_time(job->start_ns, start, sizeof start);
 	gethostname(host, sizeof host - 1);
 	json_t *meta = json_pack(
-		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:s}", "v", 1, "delta_version",
+		"{s:i,s:i,s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "v", 1, "delta_version",
 		COLL_DELTA_VERSION, "keyframe_version", COLL_KEYFRAME_VERSION, "job", id, "start",
 		start, "command", job->command ? job->command : "", "host", host, "tick_ns",
 		(json_int_t)job->tick_ns, "keyframe_every_ns",
 		(json_int_t)(r->opts.keyframe_every_ns == UINT64_MAX ? 0 : r->opts.keyframe_every_ns),
 		"history_bytes", (json_int_t)job->history_bytes, "detail_ns",
 		(json_int_t)(lean(r) ? r->detail_every * tick : 0), "view_cap", (json_int_t)r->view_cap,
+		"rank_cap", (json_int_t)r->rank_cap,
 		"payloads",
-		"DELTA: tick delta body (docs/collector.md); with detail_ns, the ticks between whole ones hold their LAYER rows; with view_cap, FILE and SITE rows beyond that many a tick fold into 'other' rows; ALERT: alert JSON; KEYFRAME: the window "
+		"DELTA: tick delta body (docs/collector.md); with detail_ns, the ticks between whole ones hold their LAYER rows; with view_cap, FILE and SITE rows beyond that many a tick fold into 'other' rows; with rank_cap, above that many ranks a tick, RANK rows of the ranks not kept fold into per-node rows and the tick carries the ranks' distribution; ALERT: alert JSON; KEYFRAME: the window "
 		"state after the DELTA before it, in parts (docs/recording.md)");
 	char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
 	json_decref(meta);
@@ -217,36 +223,94 @@ static bool procs_end(const struct coll_delta *d)
 /* The delta a lean or default recording writes for d (record.h), as a
  * view of d: it shares d's names, processes and monitor counts, and r's
  * rows and counters. *flush: it carries the counters held back. */
-static enum iop_err written_view(struct coll_record *r, const struct coll_delta *d,
-                                 struct coll_delta *v, bool *flush)
+struct node_of {
+	const struct coll_state *s;
+	const struct coll_delta *d;
+};
+
+/* A rank's node: from the processes the state knows, else from those
+ * that joined in this tick's delta; 0 when neither says. */
+static uint32_t node_of(void *arg, uint32_t rank)
 {
-	if (r->view_cap) { /* the default: every tick, files and sites folded */
-		*v = *d;
-		if (!rec_view_over(&d->tick, r->view_cap))
-			return IOP_OK;
-		coll_tick_reset(&r->lean, d->tick.t);
-		enum iop_err e = coll_tick_copy(&r->lean, &d->tick);
-		if (!e)
-			e = rec_view_fold(&r->lean, r->view_cap, &r->named);
-		if (!e)
-			v->tick = r->lean;
-		return e;
-	}
+	const struct node_of *x = arg;
+	if (rank < x->s->n_ranks && x->s->ranks[rank].procs)
+		return (uint32_t)x->s->ranks[rank].node;
+	for (uint32_t i = 0; i < x->d->n_procs; i++)
+		if (x->d->procs[i].rank == rank)
+			return x->d->procs[i].node;
+	return 0;
+}
+
+/* Whether d's tick may have more than cap ranks: more ranks known (the
+ * state's and those joining in d: a rank's rows come from a process that
+ * joined) and more RANK rows. Else the fold (a copy of the tick, every
+ * rank's histograms merged) is not tried. */
+static bool ranks_may_pass(const struct coll_record *r, const struct coll_delta *d, uint32_t cap)
+{
+	uint32_t known = coll_state_ranks_seen(&r->shadow);
+	for (uint32_t i = 0; i < d->n_procs && known <= cap; i++)
+		known += d->procs[i].state == COLL_PROC_JOINED;
+	if (known <= cap)
+		return false;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < d->tick.n && n <= cap; i++)
+		n += d->tick.key[i].kind == COLL_ROW_RANK;
+	return n > cap;
+}
+
+/* Counters held back (lean, and the default above its rank cap): each
+ * one's latest value waits in r->pend; they all go out as soon as they
+ * are few (a counter for every two ranks and tick, saved up over a
+ * period), else once a period (r->counters_every ticks), and in a tick
+ * where a process ends. v->ctr := what goes out with d. */
+static enum iop_err hold_counters(struct coll_record *r, const struct coll_delta *d,
+                                  struct coll_delta *v, bool *flush)
+{
 	int64_t t = d->tick.t;
 	enum iop_err e = coll_ctrset_add_all(&r->pend, d->ctr.v, d->ctr.n, COLL_STATE_MAX_COUNTERS);
-	bool ends = procs_end(d), whole = ends || (t + 1) % r->detail_every == 0;
-	/* counters go out while they are few: a counter for every two ranks
-	 * and tick (saved up to a period's worth); else once a period */
 	uint64_t ranks = coll_state_ranks_seen(&r->shadow), cap = ranks * r->counters_every / 2;
 	r->ctr_tokens += ranks > 1 ? ranks / 2 : 1;
 	if (r->ctr_tokens > cap)
 		r->ctr_tokens = cap;
 	*flush = e || r->pend.n >= LEAN_PENDING_MAX || (t + 1) % r->counters_every == 0 ||
-	         r->pend.n <= r->ctr_tokens || ends;
+	         r->pend.n <= r->ctr_tokens || procs_end(d) || r->flush_now;
 	if (*flush)
 		r->ctr_tokens -= r->pend.n < r->ctr_tokens ? r->pend.n : r->ctr_tokens;
-	*v = *d;
 	v->ctr = *flush ? r->pend : (struct coll_ctrset){0};
+	return e;
+}
+
+static enum iop_err written_view(struct coll_record *r, const struct coll_delta *d,
+                                 struct coll_delta *v, bool *flush)
+{
+	if (r->view_cap) { /* the default: every tick, files, sites and ranks folded */
+		*v = *d;
+		bool files = rec_view_over(&d->tick, r->view_cap);
+		bool ranks = ranks_may_pass(r, d, r->rank_cap); /* may be: the fold counts */
+		enum iop_err e = IOP_OK;
+		if (files || ranks) {
+			coll_tick_reset(&r->lean, d->tick.t);
+			e = coll_tick_copy(&r->lean, &d->tick);
+			if (!e && files)
+				e = rec_view_fold(&r->lean, r->view_cap, &r->named);
+			struct node_of x = {&r->shadow, d};
+			if (!e && ranks)
+				e = rec_view_fold_ranks(&r->lean, r->rank_cap, &r->named_ranks, node_of, &x,
+				                        &v->dist);
+			if (!e)
+				v->tick = r->lean;
+		}
+		/* once a tick's ranks were folded (more than the cap), the
+		 * counters (every rank's) are held back from then on: written
+		 * once a minute at most, or when few */
+		r->big = r->big || v->dist.ranks;
+		enum iop_err e2 = r->big ? hold_counters(r, d, v, flush) : IOP_OK;
+		return e ? e : e2;
+	}
+	int64_t t = d->tick.t;
+	bool whole = procs_end(d) || (t + 1) % r->detail_every == 0;
+	*v = *d;
+	enum iop_err e = hold_counters(r, d, v, flush);
 	coll_tick_reset(&r->lean, t);
 	enum iop_err e2 = IOP_OK;
 	if (whole && r->excl.n == 0)
@@ -276,6 +340,32 @@ static enum iop_err written_view(struct coll_record *r, const struct coll_delta 
 	return e ? e : e2;
 }
 
+/* Whether a keyframe follows the tick ending at end_ns: at every multiple
+ * of the period the ticks cross, the first one a period after the first
+ * tick; spaced by cost (record.h) by the DELTA bytes written since the
+ * last keyframe, before this tick's. */
+static bool key_due(const struct coll_record *r, uint64_t end_ns, bool states)
+{
+	uint64_t every = r->opts.keyframe_every_ns;
+	if (!states || every == UINT64_MAX || !r->last_key_ns)
+		return false;
+	bool due = end_ns / every > r->last_key_ns / every;
+	double share = lean(r)       ? LEAN_KEYFRAME_DELTA_SHARE
+	               : r->view_cap ? VIEW_KEYFRAME_DELTA_SHARE
+	                             : KEYFRAME_DELTA_SHARE;
+	uint64_t periods = lean(r)       ? LEAN_KEYFRAME_MAX_PERIODS
+	                   : r->view_cap ? VIEW_KEYFRAME_MAX_PERIODS
+	                                 : KEYFRAME_MAX_PERIODS;
+	if (r->opts.keyframe_share > 0)
+		share = r->opts.keyframe_share;
+	if (r->opts.keyframe_periods)
+		periods = r->opts.keyframe_periods;
+	if (due && r->spaced && r->key_bytes && (double)r->delta_bytes < (double)r->key_bytes * share &&
+	    end_ns - r->last_key_ns < periods * every)
+		due = false;
+	return due;
+}
+
 void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
                             const struct coll_state *s)
 {
@@ -285,6 +375,11 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 	uint64_t end_ns = (uint64_t)(d->tick.t + 1) * d->tick.tick_ns;
 	struct coll_delta view;
 	bool flush = false;
+	/* a keyframe after this tick? Decided before its DELTA is written, so
+	 * that the DELTA carries every counter held back and the keyframe's
+	 * totals are exact */
+	bool key = key_due(r, end_ns, s != NULL);
+	r->flush_now = key && r->view_cap;
 	if (shadowed(r)) {
 		(void)written_view(r, d, &view, &flush);
 		d = &view;
@@ -300,27 +395,12 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 		e = rec_write(r->w, REC_DELTA, end_ns, r->buf, len);
 	if (!e)
 		r->delta_bytes += len;
-	/* keyframes at every multiple of the period the ticks cross, the
-	 * first one a period after the first tick; spaced by cost (record.h) */
-	uint64_t every = r->opts.keyframe_every_ns;
-	if (!e && s && every != UINT64_MAX) {
-		bool due = end_ns / every > r->last_key_ns / every;
-		uint64_t share = lean(r)       ? LEAN_KEYFRAME_DELTA_SHARE
-		                 : r->view_cap ? VIEW_KEYFRAME_DELTA_SHARE
-		                               : KEYFRAME_DELTA_SHARE;
-		uint64_t periods = lean(r)       ? LEAN_KEYFRAME_MAX_PERIODS
-		                   : r->view_cap ? VIEW_KEYFRAME_MAX_PERIODS
-		                                 : KEYFRAME_MAX_PERIODS;
-		if (due && r->spaced && r->key_bytes && r->delta_bytes < r->key_bytes * share &&
-		    end_ns - r->last_key_ns < periods * every)
-			due = false;
-		if (!r->last_key_ns)
-			r->last_key_ns = end_ns;
-		else if (due) {
-			e = write_keyframe(r, s, d->tick.t, end_ns);
-			r->last_key_ns = end_ns;
-			r->delta_bytes = 0;
-		}
+	if (!e && s && !r->last_key_ns)
+		r->last_key_ns = end_ns;
+	else if (!e && key) {
+		e = write_keyframe(r, s, d->tick.t, end_ns);
+		r->last_key_ns = end_ns;
+		r->delta_bytes = 0;
 	}
 	if (!e)
 		e = rec_flush(r->w);
@@ -333,11 +413,16 @@ void coll_record_stats(const struct coll_record *r, struct coll_record_stats *st
 	*st = r->st;
 }
 
-/* The file an alert names, kept whole in the default recording's ticks
- * from now on: its path, or "0x..." when no name came. */
-static void name_file(struct coll_record *r, json_t *alert)
+/* The rank and the file an alert names, kept whole in the default
+ * recording's ticks from now on: the file by its path, or "0x..." when no
+ * name came. */
+static void name_subject(struct coll_record *r, json_t *alert)
 {
 	const char *f = json_string_value(json_object_get(alert, "file"));
+	json_t *rank = json_object_get(alert, "rank");
+	if (r->view_cap && json_is_integer(rank) && json_integer_value(rank) >= 0 &&
+	    json_integer_value(rank) < COLL_RANK_NONE)
+		(void)rec_named_add(&r->named_ranks, (uint64_t)json_integer_value(rank));
 	if (!r->view_cap || !f)
 		return;
 	uint64_t id = strncmp(f, "0x", 2) == 0 ? strtoull(f + 2, NULL, 16) : iop_hash_str(f);
@@ -348,7 +433,7 @@ void coll_record_alert(struct coll_record *r, uint64_t t_ns, json_t *alert)
 {
 	if (!r || r->failed || !alert)
 		return;
-	name_file(r, alert);
+	name_subject(r, alert);
 	char *text = json_dumps(alert, JSON_COMPACT | JSON_REAL_PRECISION(16));
 	enum iop_err e = text ? rec_write(r->w, REC_ALERT, t_ns, text, strlen(text)) : IOP_ERR_NOMEM;
 	free(text);
@@ -390,6 +475,7 @@ void coll_record_close(struct coll_record *r)
 	free(r->part);
 	free(r->path);
 	rec_named_free(&r->named);
+	rec_named_free(&r->named_ranks);
 	if (shadowed(r)) {
 		coll_state_free(&r->shadow);
 		coll_tick_free(&r->lean);

@@ -30,10 +30,15 @@ struct coll_record;
  * whole, and its FILE and SITE rows as rec_view.h folds them: all of them
  * up to view_cap files (sites) a tick, beyond that the top view_cap by
  * bytes and by time, the files an alert named and one "other" row per
- * layer and class. Its counters go out every tick; its keyframes are of
- * the state a reader builds from what was written (a second state the
- * recorder keeps), so seeking and playing through agree, spaced to at
- * most a quarter of the DELTAs' bytes or half an hour (docs/recording.md).
+ * layer and class. A tick of more than rank_cap ranks keeps the RANK rows
+ * of the ranks alerts named and of the 16 at each end of throughput and of
+ * p99, the others summed per node, and the ranks' distribution (delta.h).
+ * Its counters go out every tick, until a tick is above rank_cap: from
+ * then on they are held back as a lean recording's are (below), with a
+ * period of counters_ns (1 min). Its keyframes are of the state a reader
+ * builds from what was written (a second state the recorder keeps), so
+ * seeking and playing through agree, spaced to at most a quarter of the
+ * DELTAs' bytes or half an hour (docs/recording.md).
  *
  * A lean recording (--record-detail DUR) writes each tick's LAYER rows whole,
  * and the whole tick (RANK, FILE and SITE rows too) every detail_ns of
@@ -48,6 +53,11 @@ struct coll_record;
  * eighth of the DELTAs' bytes or an hour (docs/recording.md). */
 #define COLL_RECORD_DETAIL_NS   (60 * 1000000000ull)
 #define COLL_RECORD_COUNTERS_NS (600 * 1000000000ull)
+/* The default's once a tick went above its rank cap: every rank's
+ * counters each tick were most of the file (4096 ranks: 657 KiB of DELTAs
+ * a rank and hour); from then on they are held back as a lean recording's
+ * are, written at most once a minute (docs/recording.md, "Larger jobs"). */
+#define COLL_RECORD_BIG_COUNTERS_NS (60 * 1000000000ull)
 
 struct coll_record_opts {
 	uint64_t keyframe_every_ns; /* 0: 60 s, spaced by cost (below); UINT64_MAX:
@@ -58,7 +68,15 @@ struct coll_record_opts {
 	                         every tick whole ("full"); else lean, the
 	                         whole tick every detail_ns */
 	uint32_t view_cap;    /* view: files (sites) kept a tick; 0: 256 */
-	uint64_t counters_ns; /* lean: counters every this long (0: 10 min) */
+	uint32_t rank_cap;    /* view: above this many ranks a tick, the ranks
+	                         rec_view.h names are kept and the others summed
+	                         per node, with the ranks' distribution; 0: 1024 */
+	double keyframe_share;     /* with the default period: a keyframe waits for
+	                              this many times its bytes of DELTAs (0: the
+	                              detail's own, record.c) */
+	uint32_t keyframe_periods; /* ... or this many periods (0: the detail's own) */
+	uint64_t counters_ns; /* lean: counters every this long (0: 10 min); the
+	                         default above its rank cap (0: 1 min) */
 };
 
 /* NULL on failure, with the reason printed. opts may be NULL (defaults). */

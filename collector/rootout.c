@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alert_where.h"
 #include "judge.h"
 #include "rules.h"
 
@@ -51,7 +52,8 @@ int coll_rootout_start(struct coll_rootout *o, const struct coll_job_info *job,
 	o->job.history_bytes = state->max_bytes;
 	o->state = state;
 	coll_headless_meta(&o->out, &o->job);
-	struct coll_record_opts ro = {.detail_ns = o->opt->record_detail_ns};
+	struct coll_record_opts ro = {.detail_ns = o->opt->record_detail_ns,
+	                              .rank_cap = o->opt->record_rank_cap};
 	if (o->opt->record_path &&
 	    !(o->rec = coll_record_open_opts(o->opt->record_path, &o->job, &ro)))
 		return 2;
@@ -64,10 +66,20 @@ static void on_alert(void *arg, const struct coll_alert *a)
 {
 	struct coll_rootout *o = arg;
 	json_t *rec = coll_alert_json(a, coll_state_name, (void *)o->state);
-	char line[512];
+	coll_alert_json_node(rec, a->node, o->state);
+	char line[1024];
 	bool show = a->state != COLL_ALERT_ONGOING || a->escalated;
-	if (show && coll_alert_line(a, line, sizeof line) < 0)
+	int len = show ? coll_alert_line(a, line, sizeof line) : -1;
+	if (len < 0)
 		show = false;
+	/* where it starts: the file system, its device and the node's pressure */
+	struct coll_alert_where w;
+	if (a->state == COLL_ALERT_START && coll_alert_where(a, o->state, &w)) {
+		if (rec)
+			json_object_set_new(rec, "context", coll_alert_where_json(&w));
+		if (show)
+			(void)coll_alert_where_line(&w, line, (size_t)len, sizeof line);
+	}
 	coll_headless_alert(&o->out, rec, show ? line : NULL, (int)a->severity,
 	                    a->state == COLL_ALERT_START);
 	/* the recording also keeps when the condition began: a replayed

@@ -65,6 +65,7 @@ static const struct coll_rule defaults[COLL_ALERT__COUNT] = {
 [COLL_ALERT_FRAGMENTATION]   = {true, 8,    64,       3,  60,  10, 0,   20,   0,        0.2, 0,    0,   0,   MIB},
 [COLL_ALERT_MONITOR_LOSS]    = {true, 0.01, 0.1,      2,  60,  10, 0,   1000, 0,        0,   0,    0,   0,   0},
 [COLL_ALERT_LATE_ARRIVAL]    = {true, 0.2,  0.5,      1,  30,  5,  0,   3,    0,        0.1, 2,    0,   0,   0},
+[COLL_ALERT_NODE_PRESSURE]   = {true, 0.5,  0.9,      3,  60,  0,  0,   1,    0,        0,   0,    0,   0,   0},
 };
 /* clang-format on */
 
@@ -97,7 +98,7 @@ static const struct key_desc keys[] = {
     {"min_duration_s", KEY_NUM, offsetof(struct coll_rule, min_duration_s), 0, 3600, ALL_RULES},
     {"min_interval_s", KEY_NUM, offsetof(struct coll_rule, min_interval_s), 0, 86400, ALL_RULES},
     {"window_s", KEY_NUM, offsetof(struct coll_rule, window_s), 0, 600,
-     ALL_RULES & ~(R(LATENCY_SPIKE) | R(HUNG_IO))},
+     ALL_RULES & ~(R(LATENCY_SPIKE) | R(HUNG_IO) | R(NODE_PRESSURE))},
     {"baseline_n", KEY_U32, offsetof(struct coll_rule, baseline_n), 3, 1000,
      R(THROUGHPUT_DROP) | R(LATENCY_SPIKE)},
     {"min_ops", KEY_U64, offsetof(struct coll_rule, min_ops), 0, 1e15,

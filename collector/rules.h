@@ -31,7 +31,8 @@
 	X(NO_COLLECTIVE, no_collective, JOB)                                                       \
 	X(FRAGMENTATION, fragmentation, LAYER)                                                     \
 	X(MONITOR_LOSS, monitor_loss, JOB)                                                         \
-	X(LATE_ARRIVAL, late_arrival, RANK)
+	X(LATE_ARRIVAL, late_arrival, RANK)                                                        \
+	X(NODE_PRESSURE, node_pressure, NODE)
 
 enum coll_alert_kind {
 #define X(id, name, scope) COLL_ALERT_##id,
@@ -40,8 +41,14 @@ enum coll_alert_kind {
 	    COLL_ALERT__COUNT
 };
 
-/* What an alert is about: the whole job, a layer, a rank or a file. */
-enum coll_alert_scope { COLL_SCOPE_JOB, COLL_SCOPE_LAYER, COLL_SCOPE_RANK, COLL_SCOPE_FILE };
+/* What an alert is about: the whole job, a layer, a rank, a file or a node. */
+enum coll_alert_scope {
+	COLL_SCOPE_JOB,
+	COLL_SCOPE_LAYER,
+	COLL_SCOPE_RANK,
+	COLL_SCOPE_FILE,
+	COLL_SCOPE_NODE
+};
 
 /* rules.c's table of defaults lists the fields in this order. */
 struct coll_rule {

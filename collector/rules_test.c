@@ -84,7 +84,8 @@ static void test_mistakes(void **state)
 	refused("{\"stragler\": {\"warn\": 4}}", IOP_ERR_INVAL, "unknown rule 'stragler'");
 	refused("{\"stragler\": {\"warn\": 4}}", IOP_ERR_INVAL,
 	        "(known: straggler, throughput_drop, latency_spike, hung_io, imbalance, small_io, "
-	        "random_io, metadata, stdio_share, no_collective, fragmentation, monitor_loss, late_arrival)");
+	        "random_io, metadata, stdio_share, no_collective, fragmentation, monitor_loss, late_arrival, "
+	        "node_pressure)");
 	refused("{\"straggler\": {\"wran\": 4}}", IOP_ERR_INVAL,
 	        "rule 'straggler' has no key 'wran'");
 	refused("{\"hung_io\": {\"min_bytes\": 4}}", IOP_ERR_INVAL,

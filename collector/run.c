@@ -531,7 +531,8 @@ static int start(struct run *r)
 		return fail("out of memory", NULL);
 	r->in.leaf = r->leaf;
 	struct coll_job_info job = {.id = r->card.job_id, .start_ns = now, .command = r->command,
-	                            .tick_ns = r->opt.tick_ns, .live = true};
+	                            .tick_ns = r->opt.tick_ns, .live = true,
+	                            .summary_files = r->opt.summary_files};
 	if ((rc = coll_rootout_start(&r->out, &job, coll_root_state(r->root))))
 		return rc;
 	if (r->opt.record_events) {

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "summary_files.h"
+
 static void usage(FILE *to)
 {
 	fprintf(to,
@@ -23,6 +25,9 @@ static void usage(FILE *to)
 	        "                        alert, summary)\n"
 	        "  --alerts FILE         append alerts as JSON lines to FILE\n"
 	        "  --summary-json FILE   write the end-of-job summary as JSON to FILE\n"
+	        "  --summary-files N|all the summary's files: the top N by bytes and the top N\n"
+	        "                        by time, the rest in one 'other' entry per layer\n"
+	        "                        (default 1000); all: every file\n"
 	        "  --record FILE         record the session to FILE (.iop)\n"
 	        "  --record-detail view|full|DUR  with --record: view (default): every tick's\n"
 	        "                        rows per rank and layer, and per file and call site up\n"
@@ -32,6 +37,10 @@ static void usage(FILE *to)
 	        "                        row of every tick; DUR (60s, 5m): lean, the per-layer\n"
 	        "                        rows of every tick and the whole tick every DUR and\n"
 	        "                        when a process ends (docs/recording.md)\n"
+	        "  --record-ranks N      with the default detail: above N ranks a tick (default\n"
+	        "                        1024), keep the rows of the ranks an alert names and of\n"
+	        "                        the 16 at each end of throughput and of p99, the others\n"
+	        "                        summed per node, and the ranks' distribution\n"
 	        "  --record-events       with --record: keep every event too (EVENTS frames), for\n"
 	        "                        'iopulse export --format chrome'; the file grows with\n"
 	        "                        the calls (tens of bytes each)\n"
@@ -117,7 +126,8 @@ static void collector_usage(FILE *to)
 	        "  --exit-idle DUR       (leaf) exit once every process it saw has ended and DUR\n"
 	        "                        passed without a new one (default: run until SIGTERM)\n"
 	        "  --tick MS             tick length, as for iopulse run (default 1000)\n"
-	        "  --format, --alerts, --summary-json, --record, --record-detail, --rules,\n"
+	        "  --format, --alerts, --summary-json, --summary-files, --record, --record-detail,\n"
+	        "  --record-ranks, --rules,\n"
 	        "  --status-every,       (root) as for iopulse run; the summary is written when\n"
 	        "  --history-mib         it ends (SIGTERM or SIGINT)\n"
 	        "  -h, --help            this text\n"
@@ -159,13 +169,15 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 {
 	memset(o, 0, sizeof(*o));
 	o->tick_ns = 1000000000ull;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW, O_EVENTS, O_HISTORY, O_DETAIL };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RECORD, O_TICK, O_RULES, O_FAIL, O_STATUS, O_PRELOAD, O_LISTEN, O_ROLE, O_PARENT, O_DIR, O_CARD, O_IDLE, O_VIEW, O_EVENTS, O_HISTORY, O_DETAIL, O_RANKS, O_SUMFILES };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},       {"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS}, {"summary-json", required_argument, NULL, O_SUMMARY},
 		{"record", required_argument, NULL, O_RECORD}, {"tick", required_argument, NULL, O_TICK},
 		{"record-events", no_argument, NULL, O_EVENTS},
 		{"record-detail", required_argument, NULL, O_DETAIL},
+		{"record-ranks", required_argument, NULL, O_RANKS},
+		{"summary-files", required_argument, NULL, O_SUMFILES},
 		{"rules", required_argument, NULL, O_RULES},   {"fail-on", required_argument, NULL, O_FAIL},
 		{"status-every", required_argument, NULL, O_STATUS},
 		{"also-preload", required_argument, NULL, O_PRELOAD},
@@ -187,6 +199,10 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 			break;
 		case O_ALERTS: o->alerts_path = optarg; break;
 		case O_SUMMARY: o->summary_path = optarg; break;
+		case O_SUMFILES:
+			if (coll_parse_summary_files(optarg, &o->summary_files))
+				return bad("--summary-files takes all or 1 to 16777216 (files), not", optarg);
+			break;
 		case O_RECORD: o->record_path = optarg; break;
 		case O_EVENTS: o->record_events = true; break;
 		case O_DETAIL:
@@ -231,6 +247,13 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 			o->tick_ns = ms * 1000000ull;
 			break;
 		}
+		case O_RANKS: {
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || n < 1 || n > (1ul << 24))
+				return bad("--record-ranks takes 1 to 16777216 (ranks), not", optarg);
+			o->record_rank_cap = (uint32_t)n;
+			break;
+		}
 		case O_HISTORY: {
 			unsigned long mib = strtoul(optarg, &end, 10);
 			if (*end || !*optarg || mib < 1 || mib > 1048576)
@@ -256,9 +279,16 @@ static int parse(struct run_opts *o, int argc, char **argv, bool collector)
 		return bad("--record, --summary-json and --alerts need a file each, not one",
 		           coll_same_file(o->summary_path, o->alerts_path) ? o->summary_path
 		                                                           : o->record_path);
-	if ((o->record_events || o->record_detail_set) && !o->record_path) {
+	if ((o->record_events || o->record_detail_set || o->record_rank_cap) && !o->record_path) {
 		fprintf(stderr, "iopulse %s: %s needs --record FILE\n", collector ? "collector" : "run",
-		        o->record_events ? "--record-events" : "--record-detail");
+		        o->record_events ? "--record-events"
+		        : o->record_detail_set ? "--record-detail" : "--record-ranks");
+		return 1;
+	}
+	if (o->record_rank_cap && o->record_detail_ns) {
+		fprintf(stderr, "iopulse %s: --record-ranks is for the default detail (view), not "
+		        "--record-detail %s\n", collector ? "collector" : "run",
+		        o->record_detail_ns == UINT64_MAX ? "full" : "DUR");
 		return 1;
 	}
 	if (collector) {

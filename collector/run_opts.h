@@ -16,6 +16,8 @@ struct run_opts {
 	uint64_t record_detail_ns; /* --record-detail: 0 view (the default), UINT64_MAX full,
 	                              else lean with this period */
 	bool record_detail_set;    /* --record-detail was given */
+	uint32_t record_rank_cap;  /* --record-ranks; 0: the default (record.h) */
+	uint32_t summary_files;    /* --summary-files; 0: the default (summary_files.h) */
 	int fail_on; /* 0 none, 1 warn, 2 crit */
 	char **cmd;
 	/* `iopulse collector` only */

@@ -36,6 +36,7 @@ void coll_state_init(struct coll_state *s, uint64_t tick_ns, const struct coll_h
 	s->tier[2] = (struct coll_tier){.cap = h->bin2_count, .ticks_per_bin = h->bin2_ticks};
 	s->max_bytes = h->max_bytes;
 	s->first_t = INT64_MIN;
+	coll_node_series_init(&s->series, h->full_ticks);
 }
 
 void coll_state_free(struct coll_state *s)
@@ -48,6 +49,9 @@ void coll_state_free(struct coll_state *s)
 		free(tr->bytes);
 	}
 	coll_ctrset_free(&s->latest);
+	coll_nodeset_free(&s->nodes);
+	coll_nodeset_free(&s->peaks);
+	coll_node_series_free(&s->series);
 	coll_names_free(&s->names);
 	free(s->ranks);
 	free(s->hosts);
@@ -401,7 +405,13 @@ static enum iop_err apply(struct coll_state *s, const struct coll_delta *d,
 		e = e2;
 	apply_rows(s, &d->tick);
 	coll_monitor_add(&s->mon, &d->mon);
+	s->dist = d->dist;
+	if ((e2 = coll_nodeset_merge(&s->nodes, &d->nodes)) ||
+	    (e2 = coll_nodeset_peak(&s->peaks, &d->nodes)))
+		e = e2;
 	int64_t t = d->tick.t;
+	if ((e2 = coll_node_series_push(&s->series, t, &d->nodes)))
+		e = e2;
 	if ((e2 = history_push(s, &d->tick, give)))
 		e = e2;
 	history_account(s);

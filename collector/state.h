@@ -31,6 +31,7 @@
 #include "delta.h"
 #include "events.h"
 #include "names.h"
+#include "series.h"
 #include "tick.h"
 
 /* Processes x (file, layer, class) counters the state keeps (about 64 MiB). */
@@ -92,6 +93,14 @@ struct coll_state {
 	                            when a process ends); 0 or 1: every tick. Set by
 	                            its reader, not kept in keyframes */
 	uint64_t ticks_applied;
+	struct coll_rank_dist dist; /* the last applied delta's (delta.h): the
+	                               ranks' distribution of a recorded tick
+	                               whose RANK rows were folded; ranks 0: none */
+	struct coll_nodeset nodes;  /* each node's latest sample (node/nodes.h) */
+	struct coll_nodeset peaks;  /* each node's figures' peaks over the job */
+	struct coll_node_series series; /* each node's pressure and busiest device,
+	                                   tick by tick (node/series.h): as many
+	                                   ticks as tier 0 holds */
 };
 
 /* A rank's own I/O time: in I/O calls, without waiting for other ranks in

@@ -7,8 +7,10 @@
 #include <time.h>
 
 #include "events.h"
-#include "pattern.h"
 #include "rank_sum.h"
+#include "summary_files.h"
+#include "summary_fs.h"
+#include "summary_nodes.h"
 #include "units.h"
 #include "frame.h"
 
@@ -32,113 +34,6 @@ static void layer_sums(const struct coll_state *s, struct coll_layer_sum out[IOP
 			coll_layer_sum_add(&out[it.key.layer], &it.key, &it.cell);
 }
 
-/* One (file, layer) with its totals, its data calls per access pattern
- * (pattern.h) and how many ranks touched it. */
-struct file_sum {
-	uint64_t file, read_bytes, write_bytes, ops, read_ops, write_ops;
-	uint64_t pat[COLL_PAT__COUNT];
-	uint32_t ranks;
-	uint8_t layer;
-};
-
-struct file_rank {
-	uint64_t file;
-	uint32_t rank;
-	uint8_t layer;
-	uint64_t rd, wr, ops, rops, wops;
-	uint64_t pat[COLL_PAT__COUNT];
-};
-
-/* A totals cell's calls per pattern (coll_totals_next). */
-static void cell_patterns(const struct coll_cell *c, uint64_t pat[COLL_PAT__COUNT])
-{
-	uint64_t ordered = c->consec_ops + c->fwd_ops + c->stride_ops;
-	pat[COLL_PAT_CONSEC] = c->consec_ops;
-	pat[COLL_PAT_SEQ] = c->fwd_ops;
-	pat[COLL_PAT_STRIDE] = c->stride_ops;
-	pat[COLL_PAT_RANDOM] = c->off_ops > ordered ? c->off_ops - ordered : 0;
-}
-
-static int by_file_layer_rank(const void *a, const void *b)
-{
-	const struct file_rank *x = a, *y = b;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	if (x->layer != y->layer)
-		return x->layer < y->layer ? -1 : 1;
-	return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
-static int by_bytes_desc(const void *a, const void *b)
-{
-	const struct file_sum *x = a, *y = b;
-	uint64_t bx = x->read_bytes + x->write_bytes, by = y->read_bytes + y->write_bytes;
-	if (bx != by)
-		return bx < by ? 1 : -1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->layer - y->layer;
-}
-
-/* Files sorted by bytes moved; *n set. NULL with *n = 0 when none (or no memory). */
-static struct file_sum *file_sums(const struct coll_state *s, size_t *n)
-{
-	*n = 0;
-	struct file_rank *v = malloc((s->latest.n + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	size_t m = 0;
-	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
-		const struct coll_key *k = &it.key;
-		const struct coll_cell *c = &it.cell;
-		if (!k->id)
-			continue;
-		v[m++] = (struct file_rank){.file = k->id, .rank = k->rank, .layer = k->layer,
-		                            .rd = k->cls == IOP_CLASS_READ ? c->bytes : 0,
-		                            .wr = k->cls == IOP_CLASS_WRITE ? c->bytes : 0,
-		                            .ops = c->ops,
-		                            .rops = k->cls == IOP_CLASS_READ ? c->ops : 0,
-		                            .wops = k->cls == IOP_CLASS_WRITE ? c->ops : 0};
-		cell_patterns(c, v[m - 1].pat);
-	}
-	qsort(v, m, sizeof(*v), by_file_layer_rank);
-	struct file_sum *out = malloc((m + 1) * sizeof(*out));
-	if (!out) {
-		free(v);
-		return NULL;
-	}
-	size_t f = 0;
-	for (size_t i = 0; i < m; i++) {
-		bool same_file = f && out[f - 1].file == v[i].file && out[f - 1].layer == v[i].layer;
-		if (!same_file)
-			out[f++] = (struct file_sum){.file = v[i].file, .layer = v[i].layer};
-		struct file_sum *fs = &out[f - 1];
-		fs->read_bytes += v[i].rd;
-		fs->write_bytes += v[i].wr;
-		fs->ops += v[i].ops;
-		fs->read_ops += v[i].rops;
-		fs->write_ops += v[i].wops;
-		for (unsigned p = 0; p < COLL_PAT__COUNT; p++)
-			fs->pat[p] += v[i].pat[p];
-		if (!same_file || v[i - 1].rank != v[i].rank)
-			fs->ranks++;
-	}
-	free(v);
-	qsort(out, f, sizeof(*out), by_bytes_desc);
-	*n = f;
-	return out;
-}
-
-
-static const char *file_text(const struct coll_state *s, uint64_t file, char *buf, size_t len)
-{
-	const char *t = coll_names_text(&s->names, file);
-	if (t)
-		return t;
-	snprintf(buf, len, "<unnamed %016" PRIx64 ">", file);
-	return buf;
-}
-
 static json_t *layer_json(const struct coll_layer_sum *l)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:f}", "read_bytes", (json_int_t)l->read_bytes,
@@ -159,32 +54,6 @@ static json_t *layers_json(const struct coll_state *s)
 		json_object_set_new(o, iop_layer_name(i), one);
 	}
 	return o;
-}
-
-static json_t *files_json(const struct coll_state *s)
-{
-	json_t *a = json_array();
-	size_t n;
-	struct file_sum *f = file_sums(s, &n);
-	char buf[40];
-	for (size_t i = 0; i < n; i++) {
-		const struct coll_name *nm = coll_names_get(&s->names, f[i].file);
-		json_t *pat = json_object();
-		for (unsigned p = 0; p < COLL_PAT__COUNT; p++)
-			json_object_set_new(pat, coll_pat_name(p), json_integer((json_int_t)f[i].pat[p]));
-		json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "kind",
-			             nm && nm->kind == IOP_NAME_DATASET ? "dataset" : "file", "path",
-			             file_text(s, f[i].file, buf, sizeof buf), "layer",
-			             iop_layer_name(f[i].layer), "read_bytes", (json_int_t)f[i].read_bytes,
-			             "write_bytes", (json_int_t)f[i].write_bytes, "read_ops",
-			             (json_int_t)f[i].read_ops, "write_ops", (json_int_t)f[i].write_ops,
-			             "meta_ops", (json_int_t)(f[i].ops - f[i].read_ops - f[i].write_ops),
-			             "ranks", (json_int_t)f[i].ranks);
-		json_object_set_new(o, "pattern", pat);
-		json_array_append_new(a, o);
-	}
-	free(f);
-	return a;
 }
 
 /* A rank's layers: those it made calls at. */
@@ -249,11 +118,13 @@ json_t *coll_summary_json(const struct coll_state *s, const struct coll_job_info
 		(json_int_t)coll_state_ranks_seen(s), "nodes", (json_int_t)coll_state_nodes(s), "start",
 		start, "end", end, "command", job->command ? job->command : "", "duration_s",
 		(end_ns(job) - job->start_ns) / 1e9, "tick_s", job->tick_ns / 1e9, "layers",
-		layers_json(s), "files", files_json(s), "ranks", ranks_json(s), "alerts",
+		layers_json(s), "files", coll_summary_files(s, job->summary_files), "ranks", ranks_json(s), "alerts",
 		alerts ? alerts : json_array(), "monitor", "events", (json_int_t)m->events, "produced",
 		(json_int_t)m->produced, "dropped", (json_int_t)m->dropped, "late", (json_int_t)m->late,
 		"rejected_frames", (json_int_t)m->rejected_frames, "frames", (json_int_t)m->frames,
 		"shim_time_s", m->shim_ns / 1e9);
+	json_object_set_new(o, "filesystems", coll_summary_filesystems(s));
+	json_object_set_new(o, "nodes", coll_summary_nodes(s));
 	if (job->live)
 		json_object_set_new(json_object_get(o, "job"), "interrupted",
 		                    job->interrupted ? json_string(job->interrupted) : json_false());
@@ -333,18 +204,30 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 		        l[i].time_ns / 1e9, s->layer_excl_ns[i] / 1e9, s->layer_wait_ns[i] / 1e9);
 	}
 	size_t n;
-	struct file_sum *f = file_sums(s, &n);
+	struct coll_file_sum *f = coll_file_sums(s, &n);
 	char buf[40];
 	for (size_t i = 0; i < n && i < 5; i++) {
 		coll_fmt_bytes(rd, sizeof rd, (double)f[i].read_bytes);
 		coll_fmt_bytes(wr, sizeof wr, (double)f[i].write_bytes);
 		fprintf(to, "  %s %-6s read %s, written %s, %u rank%s: %s\n", i ? "    " : "files",
 		        iop_layer_name(f[i].layer), rd, wr, f[i].ranks, f[i].ranks == 1 ? "" : "s",
-		        file_text(s, f[i].file, buf, sizeof buf));
+		        coll_file_text(s, f[i].file, buf, sizeof buf));
 	}
 	if (n > 5)
 		fprintf(to, "        ... and %zu more\n", n - 5);
 	free(f);
+	json_t *fs = coll_summary_filesystems(s);
+	for (size_t i = 0; i < json_array_size(fs) && i < 4; i++) {
+		json_t *x = json_array_get(fs, i);
+		coll_fmt_bytes(rd, sizeof rd, (double)json_integer_value(json_object_get(x, "read_bytes")));
+		coll_fmt_bytes(wr, sizeof wr, (double)json_integer_value(json_object_get(x, "write_bytes")));
+		fprintf(to, "  %s %s (%s, %s): read %s, written %s\n", i ? "           " : "file systems",
+		        json_string_value(json_object_get(x, "mount")),
+		        json_string_value(json_object_get(x, "type")),
+		        json_string_value(json_object_get(x, "device")), rd, wr);
+	}
+	json_decref(fs);
+	coll_summary_nodes_print(to, s);
 	print_ranks(to, s);
 	const struct coll_monitor *m = &s->mon;
 	fprintf(to, "  alerts: %zu; monitor: %" PRIu64 " events, %" PRIu64 " dropped, %" PRIu64

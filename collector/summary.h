@@ -25,6 +25,9 @@ struct coll_job_info {
 	 * itself; replays do not know (live false) */
 	bool live;
 	const char *interrupted;
+	uint32_t summary_files; /* the summary's files: the top this many by bytes and
+	                           by time, the rest in an "other" entry per layer;
+	                           0 the default (summary_files.h), UINT32_MAX all */
 };
 
 /* The summary object; alerts (a JSON array, may be NULL) is stolen. */

@@ -63,18 +63,26 @@ static void arena_free(struct coll_tick_arena *a)
 
 enum iop_err coll_tick_pack(struct coll_tick *k)
 {
+	/* each histogram's width found once (a scan of its buckets), then used
+	 * to size and to pack */
 	size_t total = 0;
-	for (uint32_t i = 0; i < k->n; i++)
-		total += iop_hist_packed_size(&k->cell[i].hist);
+	uint8_t *width = malloc(k->n ? k->n : 1);
+	if (!width)
+		return IOP_ERR_NOMEM;
+	for (uint32_t i = 0; i < k->n; i++) {
+		width[i] = (uint8_t)iop_hist_pack_width(&k->cell[i].hist);
+		total += iop_hist_packed_size_at(&k->cell[i].hist, width[i]);
+	}
 	struct coll_tick_arena *old = k->arena;
 	k->arena = NULL;
 	uint8_t *mem = NULL;
 	if (total && !(mem = (uint8_t *)arena_alloc(&k->arena, total / sizeof(uint32_t)))) {
 		k->arena = old;
+		free(width);
 		return IOP_ERR_NOMEM;
 	}
 	for (uint32_t i = 0; i < k->n; i++) {
-		size_t used = iop_hist_pack(&k->cell[i].hist, mem);
+		size_t used = iop_hist_pack_at(&k->cell[i].hist, mem, width[i]);
 		if (used) /* mem is NULL when every histogram is empty */
 			mem += used;
 	}
@@ -82,6 +90,7 @@ enum iop_err coll_tick_pack(struct coll_tick *k)
 		iop_hist_free(&k->cell[i].hist);
 	k->n_kept = k->n;
 	arena_free(old); /* no histogram points into it any more */
+	free(width);
 	return IOP_OK;
 }
 
@@ -397,20 +406,8 @@ enum iop_err coll_tick_merge_take(struct coll_tick *dst, struct coll_tick *src)
 	return merge(dst, src, true);
 }
 
-/* The cell's counters in wire order; one list so encode and decode agree.
- * CELL_FIELDS_3 came with delta version 3 (delta.h). */
-#define CELL_FIELDS(X)                                                                             \
-	X(ops) X(bytes) X(errors) X(time_ns) X(excl_ns) X(busy_ns) X(child_ops) X(child_bytes)     \
-	X(off_ops) X(consec_ops) X(size_ops[0]) X(size_ops[1]) X(size_ops[2]) X(size_ops[3])       \
-	X(inflight) X(oldest_ns) X(coll_ops)
-#define CELL_FIELDS_3(X) X(fwd_ops) X(stride_ops) X(lock_ns)
-#define CELL_FIELDS_4(X) X(wait_ns) X(match_ops) X(last_ops) X(late_ns)
-
-void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
+void coll_tick_rows_encode(const struct coll_tick *k, struct iop_wcur *c, unsigned version)
 {
-	iop_put_svarint(c, k->t);
-	iop_put_varint(c, k->tick_ns);
-	iop_put_varint(c, k->n);
 	for (uint32_t i = 0; i < k->n; i++) {
 		const struct coll_key *key = &k->key[i];
 		const struct coll_cell *cell = &k->cell[i];
@@ -419,12 +416,44 @@ void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c)
 		iop_put_varint(c, key->rank);
 		iop_put_u64le(c, key->id);
 #define PUT(f) iop_put_varint(c, cell->f);
-		CELL_FIELDS(PUT)
-		CELL_FIELDS_3(PUT)
-		CELL_FIELDS_4(PUT)
+		COLL_CELL_FIELDS(PUT)
+		if (version >= 3) {
+			COLL_CELL_FIELDS_3(PUT)
+		}
+		if (version >= 4) {
+			COLL_CELL_FIELDS_4(PUT)
+		}
 #undef PUT
 		iop_hist_encode(&cell->hist, c);
 	}
+}
+
+enum iop_err coll_tick_decoded_row(struct coll_tick *k, const struct coll_key *key,
+                                   unsigned version, struct coll_cell **cell)
+{
+	if (key->kind < COLL_ROW_RANK || key->kind > (version >= 5 ? COLL_ROW_FS : COLL_ROW_SITE) ||
+	    key->layer >= IOP_LAYER__COUNT || key->cls >= IOP_CLASS__COUNT)
+		return IOP_ERR_MALFORMED;
+	/* the caller sized the tick for every row: one probe finds a
+	 * duplicate or the place of the new row */
+	uint32_t s = probe(k, key);
+	if (k->slot[s])
+		return IOP_ERR_MALFORMED;
+	*cell = append(k, key, s);
+	return IOP_OK;
+}
+
+enum iop_err coll_tick_decode_hist(struct coll_tick *k, struct coll_cell *cell, struct iop_rcur *c)
+{
+	return iop_hist_decode_in(&cell->hist, c, k->own_hists ? NULL : arena_alloc, &k->arena);
+}
+
+enum iop_err coll_tick_decode_hist_parts(struct coll_tick *k, struct coll_cell *cell,
+                                         uint64_t count, uint64_t min, uint64_t max, uint64_t sum,
+                                         struct iop_rcur *c)
+{
+	return iop_hist_decode_parts_in(&cell->hist, count, min, max, sum, c,
+	                                k->own_hists ? NULL : arena_alloc, &k->arena);
 }
 
 static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c, unsigned version)
@@ -438,37 +467,25 @@ static enum iop_err decode_row(struct coll_tick *k, struct iop_rcur *c, unsigned
 	key.id = iop_get_u64le(c);
 	if (c->err)
 		return c->err;
-	if (key.kind < COLL_ROW_RANK || key.kind > COLL_ROW_SITE || key.layer >= IOP_LAYER__COUNT ||
-	    key.cls >= IOP_CLASS__COUNT)
-		return IOP_ERR_MALFORMED;
-	/* the caller sized the tick for every row: one probe finds a
-	 * duplicate or the place of the new row */
-	uint32_t s = probe(k, &key);
-	if (k->slot[s])
-		return IOP_ERR_MALFORMED;
-	struct coll_cell *cell = append(k, &key, s);
+	struct coll_cell *cell;
+	enum iop_err e = coll_tick_decoded_row(k, &key, version, &cell);
+	if (e)
+		return e;
 #define GET(f) cell->f = iop_get_varint(c);
-	CELL_FIELDS(GET)
+	COLL_CELL_FIELDS(GET)
 	if (version >= 3) {
-		CELL_FIELDS_3(GET)
+		COLL_CELL_FIELDS_3(GET)
 	}
 	if (version >= 4) {
-		CELL_FIELDS_4(GET)
+		COLL_CELL_FIELDS_4(GET)
 	}
 #undef GET
 	if (c->err)
 		return c->err;
-	if (k->own_hists)
-		return iop_hist_decode(&cell->hist, c);
-	return iop_hist_decode_in(&cell->hist, c, arena_alloc, &k->arena);
+	return coll_tick_decode_hist(k, cell, c);
 }
 
-enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c)
-{
-	return coll_tick_decode_v(k, c, COLL_TICK_CELL_VERSION);
-}
-
-enum iop_err coll_tick_decode_v(struct coll_tick *k, struct iop_rcur *c, unsigned version)
+enum iop_err coll_tick_decode_begin(struct coll_tick *k, struct iop_rcur *c, uint32_t *n_rows)
 {
 	coll_tick_reset(k, 0);
 	k->t = iop_get_svarint(c);
@@ -486,10 +503,16 @@ enum iop_err coll_tick_decode_v(struct coll_tick *k, struct iop_rcur *c, unsigne
 	/* sized once for the rows announced (their bytes are there) */
 	if (!e && n > k->cap)
 		e = grow(k, (uint32_t)n);
-	for (uint64_t i = 0; !e && i < n; i++)
+	*n_rows = e ? 0 : (uint32_t)n;
+	return e;
+}
+
+enum iop_err coll_tick_rows_decode(struct coll_tick *k, struct iop_rcur *c, uint32_t n,
+                                   unsigned version)
+{
+	enum iop_err e = IOP_OK;
+	for (uint32_t i = 0; !e && i < n; i++)
 		e = decode_row(k, c, version);
-	if (e)
-		coll_tick_reset(k, 0);
 	return e;
 }
 

@@ -10,6 +10,7 @@
  *   FILE   one file's (or dataset's) calls, all ranks    (id = path hash, layer, cls)
  *   LAYER  every call of one layer and op class          (layer, cls)
  *   SITE   one call site's calls                         (id = site hash, layer, cls)
+ *   FS     one file system's calls                       (id = fs id, layer, cls)
  * Rows are kept in insertion order in arrays (so iteration is cheap and
  * stable) with an open-addressing index over them.
  *
@@ -33,6 +34,8 @@ enum coll_row_kind {
 	COLL_ROW_FILE = 2,
 	COLL_ROW_LAYER = 3,
 	COLL_ROW_SITE = 4,
+	COLL_ROW_FS = 5, /* one file system's calls (id = its id, fsmap.h), from a
+	                    leaf's FILE rows of the files on it (delta version 5) */
 };
 
 #define COLL_RANK_NONE UINT32_MAX /* rank field of rows that are not per rank */
@@ -190,23 +193,75 @@ static inline void coll_cell_add_call_at(struct coll_cell *c, uint64_t dur_ns, u
 void coll_cell_add_call(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes, bool has_bytes,
                         bool failed);
 
-/* Serialisation (docs/collector.md, "Tick delta"): rows in order, each key
- * and cell as varints (COLL_DELTA_VERSION's layout), the histogram in its sparse form. Encode sets the
+/* Serialisation (docs/collector.md, "Tick delta"; tick_cols.c): the rows
+ * by column (COLL_DELTA_VERSION's layout), the histogram in its sparse form. Encode sets the
  * cursor's FULL error when out of room. Decode replaces *k's rows; it
  * rejects duplicate keys, unknown kinds and more than COLL_TICK_MAX_ROWS
  * rows (MALFORMED / OVERSIZED), and leaves *k empty on failure. */
 void coll_tick_encode(const struct coll_tick *k, struct iop_wcur *c);
 enum iop_err coll_tick_decode(struct coll_tick *k, struct iop_rcur *c);
-/* The delta version (delta.h) whose cell layout encode writes. */
-#define COLL_TICK_CELL_VERSION 4
+/* The delta version (delta.h) whose layout encode writes. */
+#define COLL_TICK_CELL_VERSION 6 /* 6: rows by column (tick_cols.h); 5: cells as in 4 */
 /* coll_tick_decode of a tick a writer of delta version version encoded
  * (delta.h): before 3, cells have no fwd_ops, stride_ops and lock_ns;
- * before 4, no wait_ns, match_ops, last_ops and late_ns (left 0). */
+ * before 4, no wait_ns, match_ops, last_ops and late_ns (left 0); before
+ * 6, row after row. */
 enum iop_err coll_tick_decode_v(struct coll_tick *k, struct iop_rcur *c, unsigned version);
+/* coll_tick_encode in the layout of delta version version (2 up to
+ * COLL_TICK_CELL_VERSION): what an older writer wrote, for tests of the
+ * readers of old recordings. */
+void coll_tick_encode_v(const struct coll_tick *k, struct iop_wcur *c, unsigned version);
+
+/* The cell's counters in wire order; one list so encoders and decoders
+ * agree. _3 came with delta version 3, _4 with 4 (delta.h). */
+#define COLL_CELL_FIELDS(X)                                                                        \
+	X(ops) X(bytes) X(errors) X(time_ns) X(excl_ns) X(busy_ns) X(child_ops) X(child_bytes)     \
+	X(off_ops) X(consec_ops) X(size_ops[0]) X(size_ops[1]) X(size_ops[2]) X(size_ops[3])       \
+	X(inflight) X(oldest_ns) X(coll_ops)
+#define COLL_CELL_FIELDS_3(X) X(fwd_ops) X(stride_ops) X(lock_ns)
+#define COLL_CELL_FIELDS_4(X) X(wait_ns) X(match_ops) X(last_ops) X(late_ns)
+
+/* The parts of the serialisation (tick_cols.c puts them together): the
+ * rows one after another as delta versions up to 5 wrote them; reading the
+ * header (tick, length, row count: checked, and the tick sized for the
+ * rows) into an empty k; those rows. */
+void coll_tick_rows_encode(const struct coll_tick *k, struct iop_wcur *c, unsigned version);
+enum iop_err coll_tick_decode_begin(struct coll_tick *k, struct iop_rcur *c, uint32_t *n);
+enum iop_err coll_tick_rows_decode(struct coll_tick *k, struct iop_rcur *c, uint32_t n,
+                                   unsigned version);
+
+/* For decoders of a tick's rows (tick.c, tick_cols.c): the row of key,
+ * new in k, which was sized for every row; MALFORMED for a key that is
+ * not valid in delta version version or a duplicate. */
+enum iop_err coll_tick_decoded_row(struct coll_tick *k, const struct coll_key *key,
+                                   unsigned version, struct coll_cell **cell);
+/* cell's histogram, read from c into k's storage; _parts as
+ * iop_hist_decode_parts_in. */
+enum iop_err coll_tick_decode_hist(struct coll_tick *k, struct coll_cell *cell, struct iop_rcur *c);
+enum iop_err coll_tick_decode_hist_parts(struct coll_tick *k, struct coll_cell *cell,
+                                         uint64_t count, uint64_t min, uint64_t max, uint64_t sum,
+                                         struct iop_rcur *c);
 
 static inline struct coll_key coll_key_rank(uint32_t rank, unsigned layer, unsigned cls)
 {
 	return (struct coll_key){.id = 0, .rank = rank, .kind = COLL_ROW_RANK, .layer = layer, .cls = cls};
+}
+/* A RANK row of no one rank: the rows of the ranks a recording above its
+ * rank cap did not keep, summed per node and (layer, class) (record.h,
+ * rec_view.h). Its rank is COLL_RANK_NONE, its id COLL_NODE_TAG | the
+ * node's id. */
+#define COLL_NODE_TAG (UINT64_C(1) << 32)
+static inline struct coll_key coll_key_node(uint32_t node, unsigned layer, unsigned cls)
+{
+	return (struct coll_key){.id = COLL_NODE_TAG | node, .rank = COLL_RANK_NONE, .kind = COLL_ROW_RANK, .layer = layer, .cls = cls};
+}
+static inline bool coll_key_is_node(const struct coll_key *k)
+{
+	return k->kind == COLL_ROW_RANK && k->rank == COLL_RANK_NONE;
+}
+static inline uint32_t coll_key_node_id(const struct coll_key *k)
+{
+	return (uint32_t)k->id;
 }
 static inline struct coll_key coll_key_file(uint64_t id, unsigned layer, unsigned cls)
 {
@@ -215,6 +270,10 @@ static inline struct coll_key coll_key_file(uint64_t id, unsigned layer, unsigne
 static inline struct coll_key coll_key_layer(unsigned layer, unsigned cls)
 {
 	return (struct coll_key){.id = 0, .rank = COLL_RANK_NONE, .kind = COLL_ROW_LAYER, .layer = layer, .cls = cls};
+}
+static inline struct coll_key coll_key_fs(uint64_t id, unsigned layer, unsigned cls)
+{
+	return (struct coll_key){.id = id, .rank = COLL_RANK_NONE, .kind = COLL_ROW_FS, .layer = layer, .cls = cls};
 }
 static inline struct coll_key coll_key_site(uint64_t id, unsigned layer, unsigned cls)
 {

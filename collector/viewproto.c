@@ -113,5 +113,5 @@ bool coll_view_get_key(struct iop_rcur *c, struct coll_key *k)
 	k->cls = lc & 15;
 	k->rank = (uint32_t)iop_get_varint_max(c, UINT32_MAX);
 	k->id = iop_get_u64le(c);
-	return !c->err && k->kind >= COLL_ROW_RANK && k->kind <= COLL_ROW_SITE;
+	return !c->err && k->kind >= COLL_ROW_RANK && k->kind <= COLL_ROW_FS;
 }

@@ -25,7 +25,8 @@
 #define COLL_VIEW_TICK_MAGIC  0x56504f49u /* "IOPV" */
 #define COLL_VIEW_REQ_MAGIC   0x51504f49u /* "IOPQ" */
 #define COLL_VIEW_REPLY_MAGIC 0x52504f49u /* "IOPR" */
-#define COLL_VIEW_VERSION     3 /* 2: delta bodies of delta version 3; 3: of 4 */
+#define COLL_VIEW_VERSION     4 /* 2: delta bodies of delta version 3; 3: of 4
+                                   * and 5; 4: of 6 (rows by column) */
 
 #define COLL_VIEW_TICK_HDR  40 /* magic, version, type, job, instance, seq, tick */
 #define COLL_VIEW_REQ_HDR   24 /* magic, version, type, job, request id */

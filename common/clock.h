@@ -92,6 +92,25 @@ static inline uint64_t iop_clock_ns(const struct iop_clock *c, uint64_t ticks)
 	return c->real0_ns - iop_clock_dur_ns(c, c->tick0 - ticks);
 }
 
+/* A double (a count, a time in ns) as a u64, saturating: NaN and
+ * anything below 0 give 0, anything from 2^64 up gives UINT64_MAX. A plain
+ * cast of an out-of-range double is undefined, and the doubles here can
+ * come from a corrupt recording or a user's typing. */
+static inline uint64_t iop_sat_u64(double x)
+{
+	if (!(x > 0))
+		return 0;
+	if (x >= 18446744073709551616.0)
+		return UINT64_MAX;
+	return (uint64_t)x;
+}
+
+/* Seconds as nanoseconds, rounded, saturating as iop_sat_u64. */
+static inline uint64_t iop_ns_of_secs(double s)
+{
+	return iop_sat_u64(s * 1e9 + 0.5);
+}
+
 const char *iop_clock_source_name(enum iop_clock_source s);
 
 #endif

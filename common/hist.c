@@ -321,9 +321,15 @@ uint64_t iop_hist_quantile(const struct iop_hist *h, double q)
 static unsigned pack_width(const struct iop_hist *h, unsigned first, unsigned last)
 {
 	uint32_t most = 0;
-	for (unsigned i = first; i <= last; i++) {
-		uint32_t k = count_at(h, i);
-		most = k > most ? k : most;
+	if (h->width == 0) { /* uint32_t counts: a plain scan the compiler vectorises */
+		const uint32_t *b = h->bucket + (first - h->lo);
+		for (unsigned i = 0; i <= last - first; i++)
+			most = b[i] > most ? b[i] : most;
+	} else {
+		for (unsigned i = first; i <= last; i++) {
+			uint32_t k = count_at(h, i);
+			most = k > most ? k : most;
+		}
 	}
 	return most <= UINT8_MAX ? 1 : most <= UINT16_MAX ? 2 : 4;
 }
@@ -335,31 +341,55 @@ static size_t packed_bytes(unsigned first, unsigned last, unsigned width)
 	return (n + 3) & ~(size_t)3;
 }
 
-size_t iop_hist_packed_size(const struct iop_hist *h)
+unsigned iop_hist_pack_width(const struct iop_hist *h)
 {
 	if (h->count == 0)
 		return 0;
-	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
-	return packed_bytes(first, last, pack_width(h, first, last));
+	/* packed at 1 or 2 bytes a count, it is read-only: that width holds */
+	if (h->width)
+		return h->width;
+	return pack_width(h, iop_hist_bucket(h->min), iop_hist_bucket(h->max));
+}
+
+size_t iop_hist_packed_size_at(const struct iop_hist *h, unsigned width)
+{
+	if (h->count == 0)
+		return 0;
+	return packed_bytes(iop_hist_bucket(h->min), iop_hist_bucket(h->max), width);
+}
+
+size_t iop_hist_packed_size(const struct iop_hist *h)
+{
+	return iop_hist_packed_size_at(h, iop_hist_pack_width(h));
 }
 
 size_t iop_hist_pack(struct iop_hist *h, void *mem)
+{
+	return iop_hist_pack_at(h, mem, iop_hist_pack_width(h));
+}
+
+size_t iop_hist_pack_at(struct iop_hist *h, void *mem, unsigned width)
 {
 	if (h->count == 0) {
 		iop_hist_free(h);
 		return 0;
 	}
 	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
-	unsigned width = pack_width(h, first, last);
 	uint8_t *m = mem;
-	for (unsigned i = first; i <= last; i++) {
-		uint32_t k = count_at(h, i);
-		if (width == 1)
-			m[i - first] = (uint8_t)k;
-		else if (width == 2)
-			memcpy(m + 2 * (size_t)(i - first), &(uint16_t){(uint16_t)k}, 2);
-		else
-			memcpy(m + 4 * (size_t)(i - first), &k, 4);
+	if (h->width == 0 && width == 1) { /* the common case, without a branch a count */
+		const uint32_t *b = h->bucket + (first - h->lo);
+		for (unsigned i = 0; i <= last - first; i++)
+			m[i] = (uint8_t)b[i];
+	} else {
+		for (unsigned i = first; i <= last; i++) {
+			uint32_t k = count_at(h, i);
+			if (width == 1)
+				m[i - first] = (uint8_t)k;
+			else if (width == 2)
+				memcpy(m + 2 * (size_t)(i - first), &(uint16_t){(uint16_t)k}, 2);
+			else
+				memcpy(m + 4 * (size_t)(i - first), &k, 4);
+		}
 	}
 	if (!h->borrowed && !h->width)
 		free(h->bucket);
@@ -373,21 +403,23 @@ size_t iop_hist_pack(struct iop_hist *h, void *mem)
 
 /* ---------------------------------------------------------- serialization */
 
-void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c)
+static uint64_t count_nonzero(const struct iop_hist *h)
 {
-	iop_put_varint(c, h->count);
-	if (h->count == 0)
+	uint64_t n = 0;
+	if (h->count)
+		for (unsigned i = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max); i <= last;
+		     i++)
+			n += count_at(h, i) != 0;
+	return n;
+}
+
+void iop_hist_encode_buckets(const struct iop_hist *h, struct iop_wcur *c)
+{
+	iop_put_varint(c, count_nonzero(h));
+	if (!h->count)
 		return;
-	unsigned first = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max);
-	uint64_t n_nonzero = 0;
-	for (unsigned i = first; i <= last; i++)
-		n_nonzero += count_at(h, i) != 0;
-	iop_put_varint(c, h->min);
-	iop_put_varint(c, h->max);
-	iop_put_varint(c, h->sum);
-	iop_put_varint(c, n_nonzero);
 	unsigned next = 0; /* index the next gap counts from */
-	for (unsigned i = first; i <= last; i++) {
+	for (unsigned i = iop_hist_bucket(h->min), last = iop_hist_bucket(h->max); i <= last; i++) {
 		uint32_t k = count_at(h, i);
 		if (k == 0)
 			continue;
@@ -395,6 +427,17 @@ void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c)
 		iop_put_varint(c, k);
 		next = i + 1;
 	}
+}
+
+void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c)
+{
+	iop_put_varint(c, h->count);
+	if (h->count == 0)
+		return;
+	iop_put_varint(c, h->min);
+	iop_put_varint(c, h->max);
+	iop_put_varint(c, h->sum);
+	iop_hist_encode_buckets(h, c);
 }
 
 /* Reads the n pairs into h's zeroed buckets [first, last], which cover()
@@ -450,10 +493,26 @@ enum iop_err iop_hist_decode_in(struct iop_hist *h, struct iop_rcur *c,
 	uint64_t min = iop_get_varint(c);
 	uint64_t max = iop_get_varint(c);
 	uint64_t sum = iop_get_varint(c);
-	uint64_t n_nonzero = iop_get_varint_max(c, IOP_HIST_BUCKETS);
 	if (c->err != IOP_OK)
 		return c->err;
-	if (min > max || max > IOP_HIST_MAX_NS || n_nonzero == 0)
+	return iop_hist_decode_parts_in(h, count, min, max, sum, c, alloc, arg);
+}
+
+enum iop_err iop_hist_decode_parts_in(struct iop_hist *h, uint64_t count, uint64_t min,
+                                      uint64_t max, uint64_t sum, struct iop_rcur *c,
+                                      uint32_t *(*alloc)(void *arg, size_t n), void *arg)
+{
+	iop_hist_reset(h);
+	if (count == 0)
+		return IOP_ERR_MALFORMED;
+	uint64_t n_nonzero = 1;
+	if (c) {
+		n_nonzero = iop_get_varint_max(c, IOP_HIST_BUCKETS);
+		if (c->err != IOP_OK)
+			return c->err;
+	}
+	if (min > max || max > IOP_HIST_MAX_NS || n_nonzero == 0 ||
+	    (!c && (iop_hist_bucket(min) != iop_hist_bucket(max) || count > UINT32_MAX)))
 		return decode_fail(h, IOP_ERR_MALFORMED);
 
 	/* The range is fixed by min and max, so this allocates at most
@@ -471,8 +530,10 @@ enum iop_err iop_hist_decode_in(struct iop_hist *h, struct iop_rcur *c,
 	} else {
 		err = cover(h, first, last + 1);
 	}
-	if (err == IOP_OK)
+	if (err == IOP_OK && c)
 		err = decode_buckets(h, c, n_nonzero, first, last, count);
+	else if (err == IOP_OK)
+		h->bucket[first - h->lo] = (uint32_t)count;
 	if (err != IOP_OK)
 		return decode_fail(h, err);
 	h->count = count;

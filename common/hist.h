@@ -118,6 +118,12 @@ static inline void iop_hist_record_full(struct iop_hist *h, uint64_t ns, unsigne
  * 2-byte counts to memory of its own; 4-byte ones stay in mem, written. */
 size_t iop_hist_packed_size(const struct iop_hist *h);
 size_t iop_hist_pack(struct iop_hist *h, void *mem);
+/* The same in steps, for a caller that sizes many at once: the width pack
+ * uses (1, 2 or 4; 0 when empty; a packed histogram's own, without a
+ * scan), the bytes at that width, and pack at that width. */
+unsigned iop_hist_pack_width(const struct iop_hist *h);
+size_t iop_hist_packed_size_at(const struct iop_hist *h, unsigned width);
+size_t iop_hist_pack_at(struct iop_hist *h, void *mem, unsigned width);
 
 /* dst += src (dst may be src). INVAL (a bucket would exceed UINT32_MAX) and
  * NOMEM leave dst as it was. */
@@ -134,6 +140,9 @@ uint64_t iop_hist_quantile(const struct iop_hist *h, double q);
  * UINT32_MAX, min > max, min or max not in the first or last bucket), INCONSISTENT (bucket counts
  * do not add up to the count) or the cursor's own errors; *h is left empty on failure. */
 void iop_hist_encode(const struct iop_hist *h, struct iop_wcur *c);
+/* The tail of that encoding alone: the count of non-zero buckets and their
+ * (gap, count) pairs (a column of them in a tick, collector/tick_cols.c). */
+void iop_hist_encode_buckets(const struct iop_hist *h, struct iop_wcur *c);
 enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c);
 /* The same; when h has no bucket storage yet, it comes from alloc(arg, n)
  * (n counts; NULL: NOMEM) and stays the allocator's: h borrows it until
@@ -141,5 +150,11 @@ enum iop_err iop_hist_decode(struct iop_hist *h, struct iop_rcur *c);
  * then costs no malloc each. */
 enum iop_err iop_hist_decode_in(struct iop_hist *h, struct iop_rcur *c,
                                 uint32_t *(*alloc)(void *arg, size_t n), void *arg);
+/* The same from its parts, the count (above 0), min, max and sum known;
+ * c holds the rest (iop_hist_encode_buckets), or is NULL for count values
+ * all in min's bucket (min and max in one bucket; a single call's). */
+enum iop_err iop_hist_decode_parts_in(struct iop_hist *h, uint64_t count, uint64_t min,
+                                      uint64_t max, uint64_t sum, struct iop_rcur *c,
+                                      uint32_t *(*alloc)(void *arg, size_t n), void *arg);
 
 #endif

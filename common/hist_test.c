@@ -150,6 +150,41 @@ static void assert_same(const struct iop_hist *a, const struct iop_hist *b)
 
 /* ----------------------------------------------------------- bucket mapping */
 
+/* From its parts (a tick by column, collector/tick_cols.c): count, min,
+ * max and sum known, the buckets from iop_hist_encode_buckets, or none for
+ * values all in min's bucket; refused: count 0, and no buckets for min
+ * and max in two buckets. */
+static void test_decode_parts(void **state)
+{
+	(void)state;
+	struct iop_hist h, back;
+	iop_hist_init(&h);
+	iop_hist_init(&back);
+	for (uint64_t v = 100; v < 1000000; v = v * 3 + 7)
+		assert_int_equal(iop_hist_record(&h, v), IOP_OK);
+	static uint8_t buf[ENC_CAP];
+	struct iop_wcur w = iop_wcur_make(buf, sizeof buf);
+	iop_hist_encode_buckets(&h, &w);
+	struct iop_rcur r = iop_rcur_make(buf, (size_t)(w.p - buf));
+	assert_int_equal(iop_hist_decode_parts_in(&back, h.count, h.min, h.max, h.sum, &r, NULL, NULL),
+	                 IOP_OK);
+	assert_int_equal(iop_rcur_left(&r), 0);
+	assert_same(&h, &back);
+	iop_hist_reset(&h);
+	assert_int_equal(iop_hist_record(&h, 777777), IOP_OK);
+	assert_int_equal(iop_hist_decode_parts_in(&back, 1, 777777, 777777, 777777, NULL, NULL, NULL),
+	                 IOP_OK);
+	assert_same(&h, &back);
+	assert_int_equal(iop_hist_decode_parts_in(&back, 1, 100, 777777, 777877, NULL, NULL, NULL),
+	                 IOP_ERR_MALFORMED);
+	assert_int_equal(back.count, 0);
+	assert_int_equal(iop_hist_decode_parts_in(&back, 0, 1, 1, 1, NULL, NULL, NULL),
+	                 IOP_ERR_MALFORMED);
+	assert_int_equal(back.count, 0);
+	iop_hist_free(&h);
+	iop_hist_free(&back);
+}
+
 static void test_exact_buckets(void **state)
 {
 	for (unsigned v = 0; v < 64; v++) {
@@ -699,6 +734,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_exact_buckets),
+	    cmocka_unit_test(test_decode_parts),
 	    cmocka_unit_test(test_bucket_contains_value),
 	    cmocka_unit_test(test_buckets_contiguous),
 	    cmocka_unit_test(test_clamp_above_max),

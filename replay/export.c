@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "events.h"
+#include "frame.h"
+#include "fsmap.h"
 #include "names.h"
 #include "rec_open.h"
 #include "replay_cmd.h"
@@ -24,15 +26,17 @@
 enum format { FMT_NONE, FMT_CSV, FMT_JSONL, FMT_CHROME };
 
 static const char *const kind_names[] = {[COLL_ROW_RANK] = "rank", [COLL_ROW_FILE] = "file",
-                                         [COLL_ROW_LAYER] = "layer", [COLL_ROW_SITE] = "site"};
+                                         [COLL_ROW_LAYER] = "layer", [COLL_ROW_SITE] = "site",
+                                         [COLL_ROW_FS] = "fs"};
 
 static void usage(FILE *to)
 {
 	fprintf(to,
 	        "usage: iopulse export FILE --format csv|jsonl|chrome [-o OUT]\n"
 	        "Writes a recording's ticks as rows, one per tick and row (rank, file, layer,\n"
-	        "call site) with calls: t_s (the tick's end, seconds since the epoch), tick,\n"
-	        "kind, rank, file (path, or call site), layer, class (read, write, meta),\n"
+	        "call site, node) with calls: t_s (the tick's end, seconds since the epoch),\n"
+	        "tick, kind, rank, file (path, call site, or a node row's host), layer, class\n"
+	        "(read, write, meta),\n"
 	        "ops, bytes, errors, time_s, excl_s (docs/replay.md).\n"
 	        "\n"
 	        "  --format csv|jsonl|chrome\n"
@@ -102,10 +106,37 @@ static void put_jsonl(FILE *f, const struct row *r)
 	json_decref(o);
 }
 
-/* A file's path or a site's name; "0x..." when no name record came. */
-static const char *subject(const struct coll_names *names, const struct coll_key *k, char *buf,
+/* The names so far, and the host names by node id (a host name's hash
+ * cut to 32 bits), for node rows. */
+struct export_names {
+	struct coll_names all, hosts;
+};
+
+static const char *host_name(const struct coll_names *hosts, uint32_t node, char *buf, size_t len)
+{
+	const char *t = coll_names_text(hosts, node);
+	if (t)
+		return t;
+	snprintf(buf, len, "0x%08" PRIx32, node);
+	return buf;
+}
+
+/* A file's path, a site's name, or the node of a node's row ("0x..."
+ * when no name record came). */
+static const char *subject(const struct export_names *en, const struct coll_key *k, char *buf,
                            size_t len)
 {
+	const struct coll_names *names = &en->all;
+	if (coll_key_is_node(k))
+		return host_name(&en->hosts, coll_key_node_id(k), buf, len);
+	if (k->kind == COLL_ROW_FS) { /* its mount point */
+		struct coll_fs fs;
+		if (coll_fs_get(names, k->id, &fs))
+			snprintf(buf, len, "%s", fs.point);
+		else
+			snprintf(buf, len, "0x%016" PRIx64, k->id);
+		return buf;
+	}
 	if (k->kind != COLL_ROW_FILE && k->kind != COLL_ROW_SITE)
 		return NULL;
 	if (k->id == COLL_ID_OTHER)
@@ -118,23 +149,77 @@ static const char *subject(const struct coll_names *names, const struct coll_key
 }
 
 static void put_tick(FILE *f, enum format fmt, const struct coll_delta *d,
-                     const struct coll_names *names)
+                     const struct export_names *names)
 {
 	const struct coll_tick *k = &d->tick;
 	for (uint32_t i = 0; i < k->n; i++) {
 		const struct coll_key *key = &k->key[i];
 		const struct coll_cell *c = &k->cell[i];
-		if (!c->ops || key->kind < COLL_ROW_RANK || key->kind > COLL_ROW_SITE ||
+		if (!c->ops || key->kind < COLL_ROW_RANK || key->kind > COLL_ROW_FS ||
 		    key->layer >= IOP_LAYER__COUNT || key->cls >= IOP_CLASS__COUNT)
 			continue;
-		char buf[32];
+		char buf[1024];
 		struct row r = {.t_s = rec_tick_end_ns(d) / 1e9, .tick = k->t,
-		                .kind = kind_names[key->kind],
+		                .kind = coll_key_is_node(key) ? "node" : kind_names[key->kind],
 		                .file = subject(names, key, buf, sizeof buf),
 		                .layer = iop_layer_name((enum iop_layer)key->layer),
 		                .cls = iop_class_name((enum iop_class)key->cls),
 		                .rank = key->rank == COLL_RANK_NONE ? -1 : (int64_t)key->rank, .c = c};
 		(fmt == FMT_CSV ? put_csv : put_jsonl)(f, &r);
+	}
+}
+
+/* JSON lines only: each node's sample of the tick (node/nodes.h), as
+ * {"v":1,"type":"node_sample","t_s","tick","node" (its host),
+ * "io_pressure_some","io_pressure_full","iowait","dirty_kib",
+ * "writeback_kib" (each when sampled), "filesystems":[{"mount","type",
+ * "device","kind","util" (devices),"wait_ms","read_Bps","write_Bps",
+ * "read_iops","write_iops","job_Bps","job_ops"}]}. */
+static void put_nodes(FILE *f, const struct coll_delta *d, const struct export_names *names)
+{
+	for (uint32_t i = 0; i < d->nodes.n; i++) {
+		const struct coll_node_sample *x = &d->nodes.v[i];
+		char host[32];
+		json_t *o = json_pack("{s:i,s:s,s:f,s:I,s:s}", "v", 1, "type", "node_sample", "t_s",
+		                      rec_tick_end_ns(d) / 1e9, "tick", (json_int_t)x->t, "node",
+		                      host_name(&names->hosts, x->node, host, sizeof host));
+		if (!o)
+			continue;
+		if (x->flags & COLL_NODE_PSI)
+			json_object_set_new(o, "io_pressure_some", json_real(x->psi_some_ppm / 1e6));
+		if (x->flags & COLL_NODE_FULL)
+			json_object_set_new(o, "io_pressure_full", json_real(x->psi_full_ppm / 1e6));
+		if (x->flags & COLL_NODE_IOWAIT)
+			json_object_set_new(o, "iowait", json_real(x->iowait_ppm / 1e6));
+		if (x->flags & COLL_NODE_MEM) {
+			json_object_set_new(o, "dirty_kib", json_integer((json_int_t)x->dirty_kib));
+			json_object_set_new(o, "writeback_kib", json_integer((json_int_t)x->writeback_kib));
+		}
+		json_t *fss = json_array();
+		for (uint32_t j = 0; j < x->n_fs && j < COLL_NODE_FS_MAX; j++) {
+			const struct coll_node_fs *y = &x->fs[j];
+			struct coll_fs fs;
+			bool dev = y->kind == COLL_NODE_FS_DEVICE;
+			json_t *e = json_pack("{s:s,s:f,s:I,s:I,s:I,s:I,s:I,s:I}", "kind",
+			                      dev ? "device" : "network", "wait_ms", y->wait_us / 1e3,
+			                      "read_Bps", (json_int_t)y->read_Bps, "write_Bps",
+			                      (json_int_t)y->write_Bps, "read_iops",
+			                      (json_int_t)y->read_iops, "write_iops",
+			                      (json_int_t)y->write_iops, "job_Bps", (json_int_t)y->job_Bps,
+			                      "job_ops", (json_int_t)y->job_ops);
+			if (e && coll_fs_get(&names->all, y->fs, &fs)) {
+				json_object_set_new(e, "mount", json_string(fs.point));
+				json_object_set_new(e, "type", json_string(fs.type));
+				json_object_set_new(e, "device", json_string(fs.device));
+			}
+			if (e && dev)
+				json_object_set_new(e, "util", json_real(y->util_ppm / 1e6));
+			json_array_append_new(fss, e);
+		}
+		json_object_set_new(o, "filesystems", fss);
+		json_dumpf(o, f, JSON_COMPACT | JSON_REAL_PRECISION(16));
+		fputc('\n', f);
+		json_decref(o);
 	}
 }
 
@@ -144,21 +229,28 @@ static int export_rows(struct rec_opened *o, const char *path, enum format fmt, 
 {
 	if (fmt == FMT_CSV)
 		fputs("t_s,tick,kind,rank,file,layer,class,ops,bytes,errors,time_s,excl_s\n", f);
-	struct coll_names names;
-	coll_names_init(&names, 1u << 20, (size_t)256 << 20);
+	struct export_names names;
+	coll_names_init(&names.all, 1u << 20, (size_t)256 << 20);
+	coll_names_init(&names.hosts, 1u << 20, (size_t)64 << 20);
 	struct coll_delta d;
 	coll_delta_init(&d, 0, o->tick_ns);
 	enum iop_err e;
 	while ((e = rec_next_delta(o, &d, NULL, bad)) == IOP_OK) {
 		for (uint32_t i = 0; i < d.n_names; i++) {
+			const struct coll_name *n = &d.names[i];
 			bool added;
-			(void)coll_names_add(&names, d.names[i].hash, d.names[i].kind, d.names[i].text,
-			                     d.names[i].len, &added);
+			(void)coll_names_add(&names.all, n->hash, n->kind, n->text, n->len, &added);
+			if (n->kind == IOP_NAME_HOST)
+				(void)coll_names_add(&names.hosts, (uint32_t)n->hash, n->kind, n->text, n->len,
+				                     &added);
 		}
 		put_tick(f, fmt, &d, &names);
+		if (fmt == FMT_JSONL)
+			put_nodes(f, &d, &names);
 	}
 	coll_delta_free(&d);
-	coll_names_free(&names);
+	coll_names_free(&names.all);
+	coll_names_free(&names.hosts);
 	if (e != IOP_ERR_NOT_FOUND) {
 		fprintf(stderr, "iopulse export: %s: reading stopped: %s\n", path, iop_strerror(e));
 		return 2;

@@ -24,6 +24,7 @@
 #include "rules.h"
 #include "state.h"
 #include "summary.h"
+#include "summary_files.h"
 
 static void print_time(const char *label, uint64_t ns)
 {
@@ -139,10 +140,12 @@ int rec_cmd_summary(int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
 	                                     {"rules", required_argument, NULL, 'r'},
+	                                     {"summary-files", required_argument, NULL, 'f'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {0}};
 	bool as_json = false;
 	const char *rules_path = NULL;
+	uint32_t files = 0;
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -150,9 +153,13 @@ int rec_cmd_summary(int argc, char **argv)
 			as_json = true;
 		else if (ch == 'r')
 			rules_path = optarg;
-		else {
+		else if (ch == 'f' && coll_parse_summary_files(optarg, &files)) {
+			fprintf(stderr, "iopulse summary: --summary-files takes all or 1 to 16777216 "
+			                "(files), not '%s'\n", optarg);
+			return 1;
+		} else if (ch != 'f') {
 			FILE *to = ch == 'h' ? stdout : stderr;
-			fprintf(to, "usage: iopulse summary FILE [--json] [--rules FILE]\n"
+			fprintf(to, "usage: iopulse summary FILE [--json] [--rules FILE] [--summary-files N|all]\n"
 			            "Prints the end-of-job summary of a recording (the table headless mode\n"
 			            "prints, or with --json the summary record), the alerts re-run on its\n"
 			            "ticks with the default thresholds or those of --rules FILE; a lean\n"
@@ -162,6 +169,10 @@ int rec_cmd_summary(int argc, char **argv)
 			            "                        (default: the table)\n"
 			            "  --rules FILE          alert thresholds (JSON, see docs/alerts.md;\n"
 			            "                        default: the built-in ones)\n"
+			            "  --summary-files N|all the JSON's files: the top N by bytes and by\n"
+			            "                        time, the rest in an 'other' entry per layer\n"
+			            "                        (default 1000); all: every file, each with its\n"
+			            "                        exact totals\n"
 			            "  -h, --help            this text\n"
 			            "\n"
 			            "A truncated or damaged recording is read as far as it can be and said so\n"
@@ -199,7 +210,7 @@ int rec_cmd_summary(int argc, char **argv)
 	rc = replay_all(&o, &x);
 	struct coll_job_info job = {.id = o.job_id, .start_ns = o.start_ns ? o.start_ns : x.first_ns,
 	                            .end_ns = x.last_ns, .command = o.command,
-	                            .tick_ns = x.state.tick_ns};
+	                            .tick_ns = x.state.tick_ns, .summary_files = files};
 	size_t n;
 	uint64_t not_kept;
 	(void)coll_alerts_history(x.alerts, &n, &not_kept);

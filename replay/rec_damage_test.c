@@ -405,12 +405,8 @@ static void damage_log_overflow(void **state)
 		assert_int_equal(rec_write(w, REC_DELTA, T0 + (uint64_t)i, payload, sizeof payload),
 		                 IOP_OK);
 	rec_writer_abandon(w);
-	const uint8_t *p;
 	size_t len;
-	rec_io_mem_data(io, &p, &len);
-	uint8_t *copy = malloc(len);
-	assert_non_null(copy);
-	memcpy(copy, p, len);
+	uint8_t *copy = test_mem_copy(io, &len);
 	size_t first = REC_FILE_HDR_LEN + REC_FRAME_HDR_LEN + 2;
 	size_t frame_len = REC_FRAME_HDR_LEN + sizeof payload;
 	for (int i = 0; i < N; i++)
@@ -436,7 +432,6 @@ static void damage_log_overflow(void **state)
 	for (size_t i = 0; i < nd; i++)
 		assert_int_equal(d[i].offset, first + i * frame_len);
 	test_close(r, view);
-	rec_io_close(io);
 	free(copy);
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "rec_reader_impl.h"
 
 #define SCAN_INDEX_EVERY 16
@@ -327,8 +328,10 @@ enum iop_err rec_seek_fraction(struct rec_reader *r, double fraction)
 	if (err != IOP_OK)
 		return err;
 	fraction = fraction < 0 ? 0 : fraction > 1 ? 1 : fraction;
-	uint64_t span = r->tally.last_ns - r->tally.first_ns;
-	return rec_seek_time(r, r->tally.first_ns + (uint64_t)(fraction * (double)span));
+	uint64_t first = r->tally.first_ns, last = r->tally.last_ns;
+	uint64_t span = last > first ? last - first : 0;
+	uint64_t off = iop_sat_u64(fraction * (double)span);
+	return rec_seek_time(r, first + (off < span ? off : span));
 }
 
 void rec_rewind(struct rec_reader *r)

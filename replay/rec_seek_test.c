@@ -41,15 +41,7 @@ struct rec {
 static void make(struct rec *r, const struct rec_writer_opts *opts, bool close)
 {
 	r->n = timeline(r->specs, 256);
-	struct rec_io *io;
-	assert_int_equal(rec_io_mem_new(&io), IOP_OK);
-	test_write(io, opts, r->specs, r->n, close, NULL);
-	const uint8_t *p;
-	rec_io_mem_data(io, &p, &r->len);
-	r->data = malloc(r->len);
-	assert_non_null(r->data);
-	memcpy(r->data, p, r->len);
-	rec_io_close(io);
+	r->len = test_spec_bytes(&r->data, opts, r->specs, r->n, close, NULL);
 }
 
 /* seq of the frame a seek to t must land on */
@@ -206,6 +198,33 @@ static void seek_past_damaged_keyframe(void **state)
 	}
 }
 
+/* Times at the far ends of u64 (a corrupt or hostile recording): a seek by
+ * fraction stays within the span, with no overflow in between. */
+static void seek_fraction_extreme_times(void **state)
+{
+	struct spec specs[] = {
+	    {REC_META, 0, strlen(test_meta), true},
+	    {REC_KEYFRAME, 1, 300, true},
+	    {REC_DELTA, 2, 100, true},
+	    {REC_KEYFRAME, UINT64_MAX - 1, 300, true},
+	    {REC_DELTA, UINT64_MAX, 100, true},
+	};
+	uint8_t *data;
+	size_t len = test_spec_bytes(&data, NULL, specs, sizeof specs / sizeof specs[0], true, NULL);
+	struct rec_io *io;
+	struct rec_reader *r = test_open(data, len, &io);
+	struct rec_frame f;
+	double fr[] = {1.0, 0.999999, 0.5, 0.0};
+	uint64_t want[] = {3, 1, 1, 1}; /* the span starts at the first keyframe */
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(rec_seek_fraction(r, fr[i]), IOP_OK);
+		assert_int_equal(rec_next(r, &f, NULL, 0), IOP_OK);
+		assert_int_equal(f.seq, want[i]);
+	}
+	test_close(r, io);
+	free(data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +233,7 @@ int main(void)
 	    cmocka_unit_test(scanned_index_is_end_index),
 	    cmocka_unit_test(seek_with_full_index),
 	    cmocka_unit_test(seek_past_damaged_keyframe),
+	    cmocka_unit_test(seek_fraction_extreme_times),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

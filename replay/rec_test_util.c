@@ -121,18 +121,30 @@ void test_close(struct rec_reader *r, struct rec_io *io)
 	rec_io_close(io);
 }
 
+uint8_t *test_mem_copy(struct rec_io *io, size_t *len)
+{
+	const uint8_t *p;
+	rec_io_mem_data(io, &p, len);
+	uint8_t *data = malloc(*len ? *len : 1);
+	assert_non_null(data);
+	memcpy(data, p, *len);
+	rec_io_close(io);
+	return data;
+}
+
+size_t test_spec_bytes(uint8_t **data, const struct rec_writer_opts *opts, const struct spec *specs,
+                       size_t n, bool close, uint64_t *ends)
+{
+	struct rec_io *io;
+	assert_int_equal(rec_io_mem_new(&io), IOP_OK);
+	test_write(io, opts, specs, n, close, ends);
+	size_t len;
+	*data = test_mem_copy(io, &len);
+	return len;
+}
+
 size_t test_sample_bytes(uint8_t **data, bool close, struct spec *specs, size_t *n, uint64_t *ends)
 {
 	*n = test_sample(specs, 64);
-	struct rec_io *io;
-	assert_int_equal(rec_io_mem_new(&io), IOP_OK);
-	test_write(io, NULL, specs, *n, close, ends);
-	const uint8_t *p;
-	size_t len;
-	rec_io_mem_data(io, &p, &len);
-	*data = malloc(len);
-	assert_non_null(*data);
-	memcpy(*data, p, len);
-	rec_io_close(io);
-	return len;
+	return test_spec_bytes(data, NULL, specs, *n, close, ends);
 }

@@ -45,6 +45,12 @@ size_t test_read_all(const uint8_t *data, size_t len, const struct spec *specs, 
 struct rec_reader *test_open(const uint8_t *data, size_t len, struct rec_io **io);
 void test_close(struct rec_reader *r, struct rec_io *io);
 
+/* A copy of a memory io's bytes (the caller frees it); closes io. */
+uint8_t *test_mem_copy(struct rec_io *io, size_t *len);
+/* The bytes of a memory recording of specs written as test_write does;
+ * the caller frees *data. */
+size_t test_spec_bytes(uint8_t **data, const struct rec_writer_opts *opts, const struct spec *specs,
+                       size_t n, bool close, uint64_t *ends);
 /* A memory recording of the sample; the caller frees *data. */
 size_t test_sample_bytes(uint8_t **data, bool close, struct spec *specs, size_t *n, uint64_t *ends);
 

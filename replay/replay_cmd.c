@@ -24,6 +24,7 @@
 #include "rec_open.h"
 #include "rootout.h"
 #include "state.h"
+#include "summary_files.h"
 
 static void usage(FILE *to)
 {
@@ -43,6 +44,8 @@ static void usage(FILE *to)
 	        "                        alert, summary)\n"
 	        "  --alerts FILE         append the alerts as JSON lines to FILE\n"
 	        "  --summary-json FILE   write the summary as JSON to FILE\n"
+	        "  --summary-files N|all its files: the top N by bytes and by time (default\n"
+	        "                        1000), or all\n"
 	        "  --rules FILE          alert thresholds (JSON, see docs/alerts.md; default: the\n"
 	        "                        built-in ones)\n"
 	        "  --fail-on warn|crit   exit 3 when such an alert fired\n"
@@ -75,12 +78,13 @@ static int parse(struct rec_replay_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));
 	struct run_opts *r = &o->run;
-	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RULES, O_FAIL, O_SPEED, O_FOLLOW };
+	enum { O_FORMAT = 256, O_ALERTS, O_SUMMARY, O_RULES, O_FAIL, O_SPEED, O_FOLLOW, O_SUMFILES };
 	static const struct option opts[] = {
 		{"headless", no_argument, NULL, 'H'},
 		{"format", required_argument, NULL, O_FORMAT},
 		{"alerts", required_argument, NULL, O_ALERTS},
 		{"summary-json", required_argument, NULL, O_SUMMARY},
+		{"summary-files", required_argument, NULL, O_SUMFILES},
 		{"rules", required_argument, NULL, O_RULES},
 		{"fail-on", required_argument, NULL, O_FAIL},
 		{"speed", required_argument, NULL, O_SPEED},
@@ -99,6 +103,10 @@ static int parse(struct rec_replay_opts *o, int argc, char **argv)
 			break;
 		case O_ALERTS: r->alerts_path = optarg; break;
 		case O_SUMMARY: r->summary_path = optarg; break;
+		case O_SUMFILES:
+			if (coll_parse_summary_files(optarg, &r->summary_files))
+				return bad("--summary-files takes all or 1 to 16777216 (files), not", optarg);
+			break;
 		case O_RULES: r->rules_path = optarg; break;
 		case O_FAIL:
 			if (coll_parse_fail_on(optarg, &r->fail_on))
@@ -182,7 +190,8 @@ static void pace(double speed, uint64_t t0_ns, uint64_t wall0_ns, uint64_t end_n
 {
 	if (speed <= 0 || end_ns < t0_ns)
 		return;
-	uint64_t due = wall0_ns + (uint64_t)((double)(end_ns - t0_ns) / speed);
+	uint64_t wait = iop_sat_u64((double)(end_ns - t0_ns) / speed);
+	uint64_t due = wall0_ns + (wait < UINT64_MAX - wall0_ns ? wait : UINT64_MAX - wall0_ns);
 	for (uint64_t now = iop_mono_ns(); now < due && !stop; now = iop_mono_ns()) {
 		uint64_t ns = due - now;
 		struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
@@ -241,7 +250,7 @@ static int headless(const struct rec_replay_opts *opt)
 	struct coll_state state;
 	rec_opened_state_init(&o, &state, o.tick_ns);
 	struct coll_job_info job = {.id = o.job_id, .start_ns = o.start_ns, .command = o.command,
-	                            .tick_ns = o.tick_ns};
+	                            .tick_ns = o.tick_ns, .summary_files = opt->run.summary_files};
 	(void)coll_rootout_start(&out, &job, &state);
 	struct sigaction sa = {.sa_handler = on_stop}, old_int, old_term;
 	sigaction(SIGINT, &sa, &old_int);

@@ -20,8 +20,9 @@ const unsigned tui_window_s[TUI_WINDOWS] = {1, 10, 60, 300};
 static const struct tui_viewdef defs[TUI_LIST__COUNT] = {
 	[TUI_LIST_RANKS] = {"Ranks", {RATE_COLS, TUI_COL_MAX, TUI_COL_BYTES, TUI_COL_WAIT,
 	                              TUI_COL_INFLIGHT}, 9, TUI_COL_BYTES, true},
-	[TUI_LIST_NODES] = {"Nodes", {TUI_COL_RANKS, RATE_COLS, TUI_COL_MAX, TUI_COL_BYTES,
-	                               TUI_COL_WAIT, TUI_COL_INFLIGHT}, 10, TUI_COL_BYTES, true},
+	[TUI_LIST_NODES] = {"Nodes", {TUI_COL_RANKS, TUI_COL_DEV, TUI_COL_PSI, RATE_COLS,
+	                               TUI_COL_MAX, TUI_COL_BYTES, TUI_COL_WAIT, TUI_COL_INFLIGHT},
+	                    12, TUI_COL_BYTES, true},
 	[TUI_LIST_FILES] = {"Files", {RATE_COLS, TUI_COL_BYTES, TUI_COL_PATTERN, TUI_COL_RANKS}, 8,
 	                    TUI_COL_BYTES, true},
 	[TUI_LIST_LAYERS] = {"Layers", {RATE_COLS, TUI_COL_META, TUI_COL_TIME, TUI_COL_EXCL,
@@ -35,10 +36,14 @@ static const struct tui_viewdef defs[TUI_LIST__COUNT] = {
 	                          TUI_COL_BYTES, false},
 	[TUI_LIST_FILE_RANKS] = {"File", {TUI_COL_RD_BYTES, TUI_COL_WR_BYTES, TUI_COL_OPS,
 	                                  TUI_COL_TIME}, 4, TUI_COL_BYTES, false},
+	[TUI_LIST_FS] = {"Filesystems", {RATE_COLS, TUI_COL_META, TUI_COL_TIME}, 7, TUI_COL_TIME, true},
+	[TUI_LIST_FS_DETAIL] = {"Filesystem", {TUI_COL_RD_BYTES, TUI_COL_WR_BYTES, TUI_COL_OPS,
+	                                       TUI_COL_TIME}, 4, TUI_COL_BYTES, false},
 };
 
 static const char *const list_names[TUI_LIST__COUNT] = {
-	"ranks", "nodes", "files", "layers", "sites", "alerts", "rank", "file",
+	"ranks", "nodes", "files", "layers", "sites", "alerts", "rank", "file", "filesystems",
+	"filesystem",
 };
 
 const struct tui_viewdef *tui_viewdef(enum tui_list l)
@@ -66,11 +71,14 @@ enum tui_list tui_dash_list(const struct tui_dash *d)
 		return TUI_LIST_RANK_DETAIL;
 	if (d->drill == TUI_DRILL_FILE)
 		return TUI_LIST_FILE_RANKS;
+	if (d->drill == TUI_DRILL_FS)
+		return TUI_LIST_FS_DETAIL;
 	switch (d->view) {
 	case TUI_VIEW_RANKS: return d->group ? TUI_LIST_NODES : TUI_LIST_RANKS;
 	case TUI_VIEW_FILES: return TUI_LIST_FILES;
 	case TUI_VIEW_LAYERS: return TUI_LIST_LAYERS;
 	case TUI_VIEW_SITES: return TUI_LIST_SITES;
+	case TUI_VIEW_FS: return TUI_LIST_FS;
 	default: return TUI_LIST_ALERTS;
 	}
 }
@@ -124,6 +132,8 @@ static void keep_order(struct tui_dash *d)
 void tui_dash_rebuild(struct tui_dash *d)
 {
 	const struct coll_state *s = d->src.ops->state(d->src.self);
+	if (!d->group_chosen && coll_state_ranks_seen(s) > TUI_GROUP_RANKS)
+		d->group = d->group_chosen = true; /* once: `c` undoes it for good */
 	struct tui_query q;
 	tui_dash_query(d, &q);
 	if (d->table.n && d->sel < d->table.n)
@@ -151,11 +161,15 @@ void tui_dash_rebuild(struct tui_dash *d)
 		if (v > d->peak_Bps)
 			d->peak_Bps = v;
 	}
+	d->dist = (struct coll_rank_dist){0};
+	if ((q.list == TUI_LIST_RANKS || q.list == TUI_LIST_NODES) &&
+	    tui_rank_dist(s, q.t_end, &d->dist) != IOP_OK)
+		tui_dash_notice(d, "out of memory: no distribution of the ranks");
 	if (d->heat && (q.list == TUI_LIST_RANKS || q.list == TUI_LIST_NODES)) {
 		int cols = COLS - 14;
 		if (cols < 1)
 			cols = 1;
-		if (tui_heat_build(&d->heatmap, s, &d->table, &q, (uint32_t)cols, d->heat_p99) != IOP_OK)
+		if (tui_heat_build(&d->heatmap, s, &d->table, &q, (uint32_t)cols, d->heat_metric) != IOP_OK)
 			tui_dash_notice(d, "out of memory: no heatmap");
 	}
 	d->built_t_end = q.t_end;

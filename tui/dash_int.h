@@ -12,8 +12,12 @@
 #include "model.h"
 #include "scheme.h"
 
-enum tui_view { TUI_VIEW_RANKS, TUI_VIEW_FILES, TUI_VIEW_LAYERS, TUI_VIEW_SITES, TUI_VIEW_ALERTS, TUI_VIEW__COUNT };
-enum tui_drill { TUI_DRILL_NONE, TUI_DRILL_RANK, TUI_DRILL_FILE };
+/* Above this many ranks the Ranks view groups per node by default (`c`
+ * still toggles it): thousands of rank rows say less than one a node. */
+#define TUI_GROUP_RANKS 1024
+
+enum tui_view { TUI_VIEW_RANKS, TUI_VIEW_FILES, TUI_VIEW_LAYERS, TUI_VIEW_SITES, TUI_VIEW_ALERTS, TUI_VIEW_FS, TUI_VIEW__COUNT };
+enum tui_drill { TUI_DRILL_NONE, TUI_DRILL_RANK, TUI_DRILL_FILE, TUI_DRILL_FS };
 enum tui_prompt { TUI_PROMPT_NONE, TUI_PROMPT_FILTER, TUI_PROMPT_SEEK };
 
 /* What an action asks for next (htop's Action.c). */
@@ -48,7 +52,10 @@ struct tui_dash {
 	size_t drill_sel, drill_top; /* to restore on Esc */
 	enum tui_col sort_col[TUI_LIST__COUNT];
 	bool sort_desc[TUI_LIST__COUNT];
-	bool hold, follow, group, heat, heat_p99, help, fixed_units;
+	bool hold, follow, group, heat, help, fixed_units;
+	bool group_chosen; /* `c` pressed, or the job grew past TUI_GROUP_RANKS:
+	                      grouping is no longer the default's to change */
+	enum tui_heat_metric heat_metric; /* `M` cycles it */
 	int layer; /* -1: all */
 	unsigned window_idx;
 	bool paused;
@@ -65,6 +72,7 @@ struct tui_dash {
 	uint64_t sel_id;
 	struct tui_table table, layers;
 	struct tui_heat heatmap;
+	struct coll_rank_dist dist; /* the Ranks view's distribution line (tui_rank_dist) */
 	uint64_t *held;
 	size_t n_held;
 	double peak_Bps;

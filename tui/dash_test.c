@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "dash_int.h"
+#include "hash.h"
 #include "synth.h"
 
 static struct coll_state state;
@@ -201,6 +202,129 @@ static void alerts_replaced_while_paused(void **st_)
 	free(again);
 }
 
+/* Above the rank cap (1024) the Ranks view draws the tick's distribution
+ * of the ranks above its table (model.h, tui_rank_dist), grouped per node
+ * too; the 4-rank job has no such line. The slow rank (a tenth of the
+ * bytes) is the minimum of the rate. Above 1024 ranks the view groups per
+ * node by default (`c` shows the ranks, and they stay shown); the 4-rank
+ * job's shows its ranks. */
+static void rank_distribution_line(void **st_)
+{
+	struct tui_dash *d = open_dash(30, 160);
+	assert_false(screen_has(" ranks 4  rate"));
+	assert_true(screen_has(" 1 Ranks "));
+	tui_dash_close(d);
+	struct coll_state big;
+	assert_int_equal(tui_synth_state(&big, 2048, 3, 7), IOP_OK);
+	struct tui_source src = tui_synth_source(&big);
+	char why[128];
+	d = tui_dash_open(&src, in, out, why, sizeof why);
+	assert_non_null(d);
+	resize_term(30, 160);
+	tui_dash_redraw(d);
+	struct coll_rank_dist want;
+	assert_int_equal(coll_rank_dist_tick(coll_state_last(&big), &want), IOP_OK);
+	assert_int_equal(want.ranks, 2048);
+	assert_true(want.bytes[COLL_Q_MIN] * 5 < want.bytes[COLL_Q_MED]);
+	char row[256];
+	mvinnstr(7, 0, row, COLS);
+	if (!strstr(row, " ranks 2048  rate min ") || !strstr(row, " p99 of 2048 min "))
+		fail_msg("no distribution line above the table: '%s'", row);
+	assert_true(screen_has(" 1 Nodes ")); /* grouped per node by default */
+	mvinnstr(8, 0, row, COLS);
+	assert_non_null(strstr(row, "NODE"));
+	mvinnstr(9, 0, row, COLS);
+	assert_non_null(strstr(row, "node0")); /* node000 .. node031 */
+	tui_dash_key(d, 'c');
+	tui_dash_redraw(d);
+	assert_true(screen_has(" ranks 2048  rate min "));
+	assert_true(screen_has(" 1 Ranks "));
+	tui_dash_key(d, 'r'); /* a rebuild later, the user's choice stays */
+	tui_dash_redraw(d);
+	assert_true(screen_has(" 1 Ranks "));
+	tui_dash_close(d);
+	coll_state_free(&big);
+}
+
+/* The header's nodes line: the busiest device under the job's files and
+ * the highest I/O pressure, from the nodes' samples (node/nodes.h), whole
+ * on an 80x24 terminal, above the table (which gives up a row for it);
+ * no line without samples. */
+static void node_load_line(void **st_)
+{
+	(void)st_;
+	struct coll_state s;
+	assert_int_equal(tui_synth_state(&s, 128, 2, 7), IOP_OK); /* 2 nodes */
+	struct tui_source src = tui_synth_source(&s);
+	char why[128], row[256];
+	struct tui_dash *d = tui_dash_open(&src, in, out, why, sizeof why);
+	assert_non_null(d);
+	resize_term(24, 80);
+	tui_dash_redraw(d);
+	assert_false(screen_has("busiest"));
+	int rows_without = tui_table_rows(d);
+	tui_dash_close(d);
+	static const char fs[] = "/scratch\text4\tvda";
+	struct coll_delta x;
+	coll_delta_init(&x, s.last_t + 1, s.tick_ns);
+	assert_int_equal(coll_delta_add_name(&x, iop_hash_str(fs), COLL_NAME_FS, fs, strlen(fs)),
+	                 IOP_OK);
+	assert_true(s.n_hosts >= 2);
+	struct coll_node_sample a = {.t = s.last_t + 1, .node = s.hosts[0].node,
+	                             .flags = COLL_NODE_PSI | COLL_NODE_FULL, .psi_some_ppm = 300000,
+	                             .psi_full_ppm = 190000, .n_fs = 1},
+	                        b = {.t = s.last_t + 1, .node = s.hosts[1].node,
+	                             .flags = COLL_NODE_PSI, .psi_some_ppm = 50000, .n_fs = 1};
+	a.fs[0] = (struct coll_node_fs){.fs = iop_hash_str(fs), .util_ppm = 120000};
+	b.fs[0] = (struct coll_node_fs){.fs = iop_hash_str(fs), .util_ppm = 550000};
+	assert_int_equal(coll_nodeset_put(&x.nodes, &a), IOP_OK);
+	assert_int_equal(coll_nodeset_put(&x.nodes, &b), IOP_OK);
+	assert_int_equal(coll_state_apply(&s, &x), IOP_OK);
+	coll_delta_free(&x);
+	src = tui_synth_source(&s);
+	d = tui_dash_open(&src, in, out, why, sizeof why);
+	assert_non_null(d);
+	resize_term(24, 80);
+	tui_dash_redraw(d);
+	mvinnstr(7, 0, row, COLS); /* below the tabs */
+	char want[128];
+	snprintf(want, sizeof want, " nodes  busiest vda 55%% (%s)  io pressure 19%% (%s)",
+	         coll_state_host(&s, s.hosts[1].node), coll_state_host(&s, s.hosts[0].node));
+	if (strncmp(row, want, strlen(want)))
+		fail_msg("line 7 is not '%s': '%s'", want, row);
+	assert_int_equal(tui_table_rows(d), rows_without - 1);
+	mvinnstr(8, 0, row, COLS); /* then the table's header */
+	assert_non_null(strstr(row, "RANK"));
+	resize_term(30, 200);
+	tui_dash_redraw(d);
+	/* grouped per node: each node's row has its busiest device's
+	 * utilisation and its pressure (full, else some) */
+	tui_dash_key(d, 'c');
+	tui_dash_redraw(d);
+	assert_true(screen_has(" DEV% "));
+	assert_true(screen_has(" IO% "));
+	static const char *const figures[2][2] = {{"12%", "19%"}, {"55%", "5%"}};
+	for (int h = 0; h < 2; h++) {
+		const char *name = coll_state_host(&s, s.hosts[h].node);
+		bool found = false;
+		for (int y = 9; y < LINES && !found; y++) { /* below the nodes line and the header */
+			mvinnstr(y, 0, row, COLS);
+			char *at = strstr(row, name);
+			if (!at)
+				continue;
+			found = true;
+			char cells[64];
+			snprintf(cells, sizeof cells, "64 %6s %6s ", figures[h][0], figures[h][1]);
+			if (!strstr(at, cells))
+				fail_msg("node %s's row has not '%s': '%s'", name, cells, row);
+		}
+		if (!found)
+			fail_msg("no row of node %s", name);
+	}
+	tui_dash_close(d);
+	coll_state_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +332,8 @@ int main(void)
 		cmocka_unit_test(window_names),
 		cmocka_unit_test(replay_wall_at_tick),
 		cmocka_unit_test(help_fits_80x24),
+		cmocka_unit_test(rank_distribution_line),
+		cmocka_unit_test(node_load_line),
 		cmocka_unit_test(alerts_replaced_while_paused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

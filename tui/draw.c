@@ -184,7 +184,7 @@ static void draw_alert_line(struct tui_dash *d, int y)
 static void draw_tabs(struct tui_dash *d, int y)
 {
 	static const char *const names[TUI_VIEW__COUNT] = {"Ranks", "Files", "Layers", "Call sites",
-	                                                   "Alerts"};
+	                                                   "Alerts", "Filesystems"};
 	int x = 0;
 	for (int v = 0; v < TUI_VIEW__COUNT; v++) {
 		char b[32];
@@ -199,7 +199,7 @@ static void draw_tabs(struct tui_dash *d, int y)
 	int off = snprintf(st, sizeof st, "%s%s", d->drill ? " > " : "", d->drill ? d->drill_label : "");
 	if (d->heat)
 		off += snprintf(st + off, sizeof st - (size_t)off, "  heatmap %s",
-		                d->heat_p99 ? "p99" : "throughput");
+		                tui_heat_metric_name(d->heat_metric));
 	else if (l != TUI_LIST_ALERTS)
 		off += snprintf(st + off, sizeof st - (size_t)off, "  sort %s%s",
 		                tui_col_label(d->sort_col[l]), d->sort_desc[l] ? "v" : "^");
@@ -245,9 +245,51 @@ static void draw_bottom(struct tui_dash *d)
 	}
 }
 
+/* The Ranks view of a job above the recording's rank cap has a line of
+ * the ranks' distribution above its table (model.h, tui_rank_dist). */
+static bool dist_shown(const struct tui_dash *d)
+{
+	return d->dist.ranks &&
+	       (d->table.list == TUI_LIST_RANKS || d->table.list == TUI_LIST_NODES);
+}
+
+/* The nodes' load (model.h, tui_node_load): a line of its own above the
+ * table when any node sent samples in the last ticks, else nothing. */
+static bool node_line(const struct tui_dash *d, char *buf, size_t len)
+{
+	buf[0] = 0;
+	tui_node_load(d->src.ops->state(d->src.self), tui_dash_t_end(d), buf, len);
+	return buf[0] != 0;
+}
+
+static void draw_dist(struct tui_dash *d, int y)
+{
+	static const char *const q[COLL_Q__N] = {"min", "q1", "med", "q3", "p99", "max"};
+	const struct coll_state *s = d->src.ops->state(d->src.self);
+	double tick_s = s->tick_ns ? s->tick_ns / 1e9 : 1;
+	char b[512];
+	size_t off = (size_t)snprintf(b, sizeof b, " ranks %u  rate", d->dist.ranks);
+	for (int i = 0; i < COLL_Q__N && off < sizeof b; i++) {
+		char v[32];
+		tui_fmt_rate(v, sizeof v, (double)d->dist.bytes[i] / tick_s, d->fixed_units);
+		off += (size_t)snprintf(b + off, sizeof b - off, " %s %s", q[i], v);
+	}
+	if (off < sizeof b)
+		off += (size_t)snprintf(b + off, sizeof b - off, "  p99 of %u", d->dist.lat_ranks);
+	for (int i = 0; i < COLL_Q__N && off < sizeof b; i++) {
+		char v[32];
+		tui_fmt_cell(v, sizeof v, TUI_COL_P99, (double)d->dist.p99_ns[i] / 1e9, d->fixed_units);
+		off += (size_t)snprintf(b + off, sizeof b - off, " %s %s", q[i], v);
+	}
+	put(y, 0, COLS, b);
+}
+
 int tui_table_rows(const struct tui_dash *d)
 {
-	int n = LINES - HEAD_LINES - 2; /* minus the table header and the hint bar */
+	/* minus the table header, the hint bar, the nodes' load and the
+	 * distribution line */
+	char load[256];
+	int n = LINES - HEAD_LINES - 2 - node_line(d, load, sizeof load) - dist_shown(d);
 	return n > 0 ? n : 0;
 }
 
@@ -267,10 +309,19 @@ void tui_draw(struct tui_dash *d)
 	draw_meters(d);
 	draw_alert_line(d, 5);
 	draw_tabs(d, 6);
+	int y0 = HEAD_LINES;
+	char load[256];
+	if (node_line(d, load, sizeof load)) {
+		char line[300];
+		snprintf(line, sizeof line, " nodes%s", load);
+		put_look(d, y0++, 0, TUI_LOOK_DIM, line);
+	}
+	if (dist_shown(d))
+		draw_dist(d, y0++);
 	if (d->heat && (d->table.list == TUI_LIST_RANKS || d->table.list == TUI_LIST_NODES))
-		tui_draw_heat(d, HEAD_LINES, tui_table_rows(d) + 1);
+		tui_draw_heat(d, y0, tui_table_rows(d) + 1);
 	else
-		tui_draw_table(d, HEAD_LINES, tui_table_rows(d) + 1);
+		tui_draw_table(d, y0, tui_table_rows(d) + 1);
 	draw_bottom(d);
 	if (d->help)
 		tui_draw_help(d);

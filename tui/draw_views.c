@@ -6,6 +6,7 @@
 #include "dash_int.h"
 #include "events.h"
 #include "fmt.h"
+#include "fsmap.h"
 #include "units.h"
 
 static int colw(enum tui_col c)
@@ -18,6 +19,8 @@ static int colw(enum tui_col c)
 	case TUI_COL_WR_BYTES: return 10;
 	case TUI_COL_SEV:
 	case TUI_COL_EXCL_PC:
+	case TUI_COL_DEV:
+	case TUI_COL_PSI:
 	case TUI_COL_FRAG:
 	case TUI_COL_RANKS: return 6;
 	case TUI_COL_PATTERN: return 5;
@@ -118,6 +121,8 @@ void tui_head_text(const struct tui_dash *d, char *buf, size_t len, int width)
 	else
 		off = snprintf(buf, len, "%-4s %-*s", "",
 		               pre - 5, l == TUI_LIST_FILES ? "FILE" : l == TUI_LIST_SITES ? "SITE"
+		                        : l == TUI_LIST_FS ? "FILE SYSTEM"
+		                        : l == TUI_LIST_FS_DETAIL ? "FILE / RANK"
 		                        : l == TUI_LIST_LAYERS ? "LAYER" : "LAYER / FILE");
 	const struct tui_viewdef *v = tui_viewdef(l);
 	for (unsigned i = 0; i < n && off < (int)len; i++) {
@@ -143,7 +148,14 @@ void tui_row_text(const struct tui_dash *d, const struct tui_row *r, char *buf, 
 	int pre = prefix_w(l, width, &n, &sp);
 	int off;
 	char name[512];
-	if (r->kind == TUI_ROW_RANK) {
+	if (r->kind == TUI_ROW_RANK && l == TUI_LIST_FS_DETAIL) {
+		/* among the file system's files: a name as theirs */
+		char who[300];
+		snprintf(who, sizeof who, "rank %u on %.200s", r->rank,
+		         r->node_name ? r->node_name : "?");
+		tail(name, sizeof name, who, pre - 5);
+		off = snprintf(buf, len, "%-4s %-*s", flag_word(r), pre - 5, name);
+	} else if (r->kind == TUI_ROW_RANK) {
 		tail(name, sizeof name, r->node_name ? r->node_name : "?", 11);
 		off = snprintf(buf, len, "%-4s %6u %-11s", flag_word(r), r->rank, name);
 	} else if (r->kind == TUI_ROW_NODE) {
@@ -160,6 +172,9 @@ void tui_row_text(const struct tui_dash *d, const struct tui_row *r, char *buf, 
 			snprintf(full, sizeof full, "[%s]", nm);
 		else
 			snprintf(full, sizeof full, "%s", nm);
+		struct coll_fs fs;
+		if (r->kind == TUI_ROW_FS && coll_fs_parse(nm, strlen(nm), &fs))
+			snprintf(full, sizeof full, "%.200s (%.40s, %.50s)", fs.point, fs.type, fs.device);
 		tail(name, sizeof name, full, pre - 5);
 		off = snprintf(buf, len, "%-4s %-*s", flag_word(r), pre - 5, name);
 	}
@@ -251,12 +266,16 @@ void tui_draw_heat(struct tui_dash *d, int y0, int rows)
 	snprintf(lab, sizeof lab, "%-13s", d->group ? "NODE" : "RANK");
 	mvprintw(y0, 0, "%-*.*s", COLS, COLS, lab);
 	char legend[128], top[32];
-	if (h->p99)
+	if (h->metric == TUI_HEAT_P99)
 		coll_fmt_secs(top, sizeof top, h->vmax);
-	else
+	else if (h->metric == TUI_HEAT_BYTES)
 		tui_fmt_rate(top, sizeof top, h->vmax, d->fixed_units);
-	snprintf(legend, sizeof legend, "%s per tick, full = %s, %s = alert or outlier, blank = not kept",
-	         h->p99 ? "p99" : "throughput", top, d->g->flag);
+	else
+		snprintf(top, sizeof top, "100%%");
+	snprintf(legend, sizeof legend, "%s per tick, full = %s, %s = alert%s, blank = %s",
+	         tui_heat_metric_name(h->metric), top, d->g->flag,
+	         h->metric == TUI_HEAT_P99 ? " or outlier" : "",
+	         h->metric >= TUI_HEAT_PRESSURE ? "0 or no sample" : "not kept");
 	mvaddnstr(y0, 14, legend, COLS - 14);
 	attroff(tui_look(TUI_LOOK_HEAD, d->color));
 	int body = rows - 1;
@@ -282,8 +301,8 @@ void tui_draw_heat(struct tui_dash *d, int y0, int rows)
 		move(y, 14);
 		for (uint32_t c = 0; c < h->cols && 14 + (int)c < COLS; c++) {
 			size_t k = r * h->cols + c;
-			if (h->flag[k] == 3) {
-				addstr(" "); /* not kept per rank */
+			if (h->flag[k] == 3 || h->v[k] < 0) {
+				addstr(" "); /* not kept per rank; no node sample */
 				continue;
 			}
 			if (h->flag[k]) {

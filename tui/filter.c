@@ -2,6 +2,7 @@
 #include "filter.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,7 +199,7 @@ static double parse_secs(const char *s)
 {
 	char *end;
 	double v = strtod(s, &end);
-	if (end == s || v < 0)
+	if (end == s || !isfinite(v) || v < 0)
 		return -1;
 	if (!*end || !strcmp(end, "s"))
 		return v;
@@ -223,7 +224,7 @@ int tui_seek_parse(const char *text, int64_t cur, int64_t first, int64_t last, u
 		buf[n - 1] = 0;
 		char *end;
 		double pc = strtod(buf, &end);
-		if (end == buf || *end || pc < 0 || pc > 100)
+		if (end == buf || *end || !(pc >= 0 && pc <= 100))
 			return -1;
 		*out = first + (int64_t)((double)(last - first) * pc / 100.0 + 0.5);
 		return 0;
@@ -232,7 +233,9 @@ int tui_seek_parse(const char *text, int64_t cur, int64_t first, int64_t last, u
 		double s = parse_secs(buf + 1);
 		if (s < 0)
 			return -1;
-		int64_t d = (int64_t)(s / tick_s + 0.5);
+		/* no further than the recording is long, so no overflow */
+		double q = s / tick_s + 0.5;
+		int64_t d = q < (double)(last - first) ? (int64_t)q : last - first;
 		*out = clamp(buf[0] == '+' ? cur + d : cur - d, first, last);
 		return 0;
 	}

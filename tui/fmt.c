@@ -65,7 +65,9 @@ void tui_fmt_cell(char *buf, size_t len, enum tui_col col, double v, bool fixed)
 		else
 			coll_fmt_secs(buf, len, v);
 		break;
-	case TUI_COL_EXCL_PC: snprintf(buf, len, "%.0f%%", v * 100); break;
+	case TUI_COL_EXCL_PC:
+	case TUI_COL_DEV:
+	case TUI_COL_PSI: snprintf(buf, len, "%.0f%%", v * 100); break;
 	case TUI_COL_FRAG:
 		if (v <= 0)
 			snprintf(buf, len, "-");

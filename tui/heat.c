@@ -10,16 +10,32 @@ static int cmp_float(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One tick's cells: throughput or the worst p99 per rank, into col. */
+/* The table's node rows by node id, for the rows a recording summed per
+ * node (coll_key_node). */
+struct node_rows {
+	struct host_idx *v; /* node, table row */
+	uint32_t n;
+};
+
+/* One tick's cells: throughput or the worst p99 per rank (per node: of
+ * its ranks' rows and its summed rows), into col. */
 static void heat_tick(const struct coll_tick *k, const struct tui_query *q, bool p99,
-                      const uint32_t *row_of, uint32_t n_ranks, float *col, uint32_t stride)
+                      const uint32_t *row_of, uint32_t n_ranks, const struct node_rows *nodes,
+                      float *col, uint32_t stride)
 {
 	double secs = k->tick_ns ? k->tick_ns / 1e9 : 1;
 	for (uint32_t i = 0; i < k->n; i++) {
 		const struct coll_key *key = &k->key[i];
-		if (key->kind != COLL_ROW_RANK || key->rank >= n_ranks || !layer_in_scope(q, key->layer))
+		if (key->kind != COLL_ROW_RANK || !layer_in_scope(q, key->layer))
 			continue;
-		uint32_t r = row_of[key->rank];
+		uint32_t r = UINT32_MAX;
+		if (coll_key_is_node(key)) {
+			struct host_idx want = {coll_key_node_id(key), 0}, *x;
+			x = nodes->n ? bsearch(&want, nodes->v, nodes->n, sizeof want, host_idx_cmp) : NULL;
+			r = x ? x->h : UINT32_MAX;
+		} else if (key->rank < n_ranks) {
+			r = row_of[key->rank];
+		}
 		if (r == UINT32_MAX)
 			continue;
 		float *cell = &col[(size_t)r * stride];
@@ -31,6 +47,40 @@ static void heat_tick(const struct coll_tick *k, const struct tui_query *q, bool
 				*cell = v;
 		}
 	}
+}
+
+/* The node metrics: each row's node's figure from the series, -1 where
+ * the node had none that tick. */
+static void heat_nodes(struct tui_heat *h, const struct coll_state *s, const struct tui_table *t)
+{
+	for (uint32_t c = 0; c < h->cols; c++) {
+		for (uint32_t r = 0; r < h->rows; r++) {
+			const struct coll_node_point *p =
+			        coll_node_series_at(&s->series, h->t0 + c, t->rows[r].node);
+			uint32_t ppm = !p ? COLL_NODE_UNKNOWN
+			               : h->metric == TUI_HEAT_PRESSURE ? p->full_ppm
+			                                                : p->util_ppm;
+			h->v[(size_t)r * h->cols + c] = ppm == COLL_NODE_UNKNOWN ? -1.0f : (float)(ppm / 1e6);
+		}
+	}
+}
+
+static bool node_metric(enum tui_heat_metric m)
+{
+	return m == TUI_HEAT_PRESSURE || m == TUI_HEAT_DEVICE;
+}
+
+/* Whether the alert is about the row, for the heatmap's metric. */
+static bool alert_on_row(const struct coll_alert_record *a, const struct coll_state *s,
+                         const struct tui_row *row, enum tui_heat_metric m)
+{
+	if (node_metric(m))
+		return a->kind == COLL_ALERT_NODE_PRESSURE && a->node == row->node;
+	if (a->rank == COLL_RANK_NONE)
+		return false;
+	return row->kind == TUI_ROW_RANK
+	               ? row->rank == a->rank
+	               : a->rank < s->n_ranks && (uint32_t)s->ranks[a->rank].node == row->node;
 }
 
 static void heat_flags(struct tui_heat *h, const struct coll_state *s, const struct tui_table *t,
@@ -48,20 +98,15 @@ static void heat_flags(struct tui_heat *h, const struct coll_state *s, const str
 		}
 		for (uint32_t r = 0; r < h->rows; r++) {
 			float v = h->v[(size_t)r * h->cols + c];
-			if (h->p99 && med > 0 && v > 4 * med)
+			if (h->metric == TUI_HEAT_P99 && med > 0 && v > 4 * med)
 				h->flag[(size_t)r * h->cols + c] = 1;
 		}
 	}
-	/* alerts about a rank over the ticks they covered */
+	/* alerts about the row over the ticks they covered */
 	for (size_t i = 0; i < q->n_alerts; i++) {
 		const struct coll_alert_record *a = &q->alerts[i];
-		if (a->rank == COLL_RANK_NONE)
-			continue;
 		for (uint32_t r = 0; r < h->rows; r++) {
-			const struct tui_row *row = &t->rows[r];
-			bool mine = row->kind == TUI_ROW_RANK
-			                    ? row->rank == a->rank
-			                    : a->rank < s->n_ranks && (uint32_t)s->ranks[a->rank].node == row->node;
+			bool mine = alert_on_row(a, s, &t->rows[r], h->metric);
 			for (uint32_t c = 0; mine && c < h->cols; c++)
 				if (tui_alert_at(a, h->t0 + c, s->tick_ns))
 					h->flag[(size_t)r * h->cols + c] = 2;
@@ -71,21 +116,24 @@ static void heat_flags(struct tui_heat *h, const struct coll_state *s, const str
 
 enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
                             const struct tui_table *t, const struct tui_query *q, uint32_t cols,
-                            bool p99)
+                            enum tui_heat_metric metric)
 {
 	tui_heat_free(h);
 	h->rows = (uint32_t)t->n;
 	h->cols = cols ? cols : 1;
 	h->t0 = q->t_end - h->cols + 1;
-	h->p99 = p99;
+	h->metric = metric;
+	bool p99 = metric == TUI_HEAT_P99;
 	size_t cells = (size_t)h->rows * h->cols;
 	h->v = calloc(cells + 1, sizeof *h->v);
 	h->flag = calloc(cells + 1, 1);
 	uint32_t *row_of = malloc((s->n_ranks + 1) * sizeof *row_of);
 	float *tmp = malloc((h->rows + 1) * sizeof *tmp);
-	if (!h->v || !h->flag || !row_of || !tmp) {
+	struct node_rows nodes = {malloc((h->rows + 1) * sizeof *nodes.v), 0};
+	if (!h->v || !h->flag || !row_of || !tmp || !nodes.v) {
 		free(row_of);
 		free(tmp);
+		free(nodes.v);
 		tui_heat_free(h);
 		return IOP_ERR_NOMEM;
 	}
@@ -94,12 +142,17 @@ enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
 		const struct tui_row *row = &t->rows[r];
 		if (row->kind == TUI_ROW_RANK && row->rank < s->n_ranks)
 			row_of[row->rank] = r;
+		if (row->kind == TUI_ROW_NODE)
+			nodes.v[nodes.n++] = (struct host_idx){row->node, r};
 		for (uint32_t k = 0; row->kind == TUI_ROW_NODE && k < s->n_ranks; k++)
 			if (s->ranks[k].state && (uint32_t)s->ranks[k].node == row->node)
 				row_of[k] = r;
 	}
+	qsort(nodes.v, nodes.n, sizeof *nodes.v, host_idx_cmp);
 	const struct coll_tick *prev = NULL;
-	for (uint32_t c = 0; c < h->cols; c++) {
+	if (node_metric(metric))
+		heat_nodes(h, s, t);
+	for (uint32_t c = 0; !node_metric(metric) && c < h->cols; c++) {
 		const struct coll_tick *k = coll_state_tick(s, h->t0 + c);
 		if (k && !tick_has_detail(s, k)) { /* its layers only: the history's
 		                                      budget, or a lean recording */
@@ -110,15 +163,25 @@ enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
 		if (!k || k == prev)
 			continue; /* a bin of an older tier shows once */
 		prev = k;
-		heat_tick(k, q, p99, row_of, s->n_ranks, &h->v[c], h->cols);
+		heat_tick(k, q, p99, row_of, s->n_ranks, &nodes, &h->v[c], h->cols);
 	}
 	for (size_t i = 0; i < cells; i++)
 		if (h->v[i] > h->vmax)
 			h->vmax = h->v[i];
+	if (node_metric(metric))
+		h->vmax = 1; /* a share: full is 100 %, whatever the job's peak */
 	heat_flags(h, s, t, q, tmp);
 	free(row_of);
 	free(tmp);
+	free(nodes.v);
 	return IOP_OK;
+}
+
+const char *tui_heat_metric_name(enum tui_heat_metric m)
+{
+	static const char *const name[TUI_HEAT__COUNT] = {"throughput", "p99", "io pressure",
+	                                                  "device busy"};
+	return (unsigned)m < TUI_HEAT__COUNT ? name[m] : "?";
 }
 
 void tui_heat_free(struct tui_heat *h)

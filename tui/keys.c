@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "dash_int.h"
 #include "events.h"
+#include "fsmap.h"
 
 #define CTRL(c) ((c) & 0x1f)
 #define KEY_ESC 27
@@ -140,8 +141,17 @@ static enum tui_act a_enter(struct tui_dash *d, int key)
 		d->drill = TUI_DRILL_FILE;
 		d->drill_file = r->id;
 		snprintf(d->drill_label, sizeof d->drill_label, "%s", r->name ? r->name : "?");
+	} else if (r->kind == TUI_ROW_FS && r->id != COLL_ID_OTHER) {
+		d->drill = TUI_DRILL_FS;
+		d->drill_file = r->id; /* the file system's id */
+		struct coll_fs fs;
+		if (r->name && coll_fs_parse(r->name, strlen(r->name), &fs))
+			snprintf(d->drill_label, sizeof d->drill_label, "%.60s (%.20s, %.40s)", fs.point,
+			         fs.type, fs.device);
+		else
+			snprintf(d->drill_label, sizeof d->drill_label, "%s", r->name ? r->name : "?");
 	} else {
-		tui_dash_notice(d, "Enter drills down from a rank or a file");
+		tui_dash_notice(d, "Enter drills down from a rank, a file or a file system");
 		return TUI_ACT_DRAW;
 	}
 	d->drill_sel = d->sel;
@@ -219,6 +229,7 @@ static enum tui_act a_window(struct tui_dash *d, int key)
 static enum tui_act a_group(struct tui_dash *d, int key)
 {
 	d->group = !d->group;
+	d->group_chosen = true;
 	return set_view(d, TUI_VIEW_RANKS);
 }
 
@@ -353,7 +364,7 @@ static enum tui_act a_redraw(struct tui_dash *d, int key)
 static enum tui_act a_heat(struct tui_dash *d, int key)
 {
 	if (key == 'M') {
-		d->heat_p99 = !d->heat_p99;
+		d->heat_metric = (d->heat_metric + 1) % TUI_HEAT__COUNT;
 		d->heat = true;
 	} else {
 		d->heat = !d->heat;
@@ -376,6 +387,7 @@ static const struct keydef {
 	{'?', a_help}, {'h', a_help}, {KEY_F(1), a_help}, {KEY_ESC, a_escape},
 	{'\t', a_view_next}, {KEY_BTAB, a_view_next},
 	{'1', a_view_n}, {'2', a_view_n}, {'3', a_view_n}, {'4', a_view_n}, {'5', a_view_n},
+	{'6', a_view_n},
 	{KEY_UP, a_move}, {KEY_DOWN, a_move}, {'j', a_move}, {'k', a_move}, {KEY_PPAGE, a_move},
 	{KEY_NPAGE, a_move}, {KEY_HOME, a_move}, {KEY_END, a_move},
 	{'\n', a_enter}, {'\r', a_enter}, {KEY_ENTER, a_enter},
@@ -398,7 +410,7 @@ static const struct keydef {
 static const struct tui_keyhelp help[] = {
 	{"? h F1 / Esc", "help / close, leave drill-down"},
 	{"q F10 Ctrl-C", "quit (iopulse run: ends the job as Ctrl-C)"},
-	{"Tab S-Tab 1-5", "views: Ranks Files Layers Sites Alerts"},
+	{"Tab S-Tab 1-6", "views: Ranks Files Layers Sites Alerts Filesystems"},
 	{"arrows j k PgUp PgDn", "move; Enter drills down"},
 	{"< > F6 / I", "sort column / invert"},
 	{"= / F", "hold row order / follow the selected row"},
@@ -406,7 +418,7 @@ static const struct tui_keyhelp help[] = {
 	{"L", "layer scope"},
 	{"w", "window 1s 10s 60s 5min"},
 	{"c", "group ranks per node"},
-	{"H / M", "heatmap / throughput or p99"},
+	{"H / M", "heatmap / metric: rate, p99, io pressure, device"},
 	{"e", "alert log"},
 	{"U / x", "fixed units / no colour"},
 	{"Space z", "pause / resume the display"},

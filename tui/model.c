@@ -11,6 +11,7 @@
 #include "model_int.h"
 #include "pattern.h"
 #include "rank_sum.h"
+#include "rec_view.h"
 
 static const char *const col_label[] = {
 #define X(id, name, label, json) label,
@@ -283,10 +284,39 @@ const char *tui_name(const struct coll_state *s, uint64_t hash, char *buf, size_
 
 /* ---- ranks and nodes ---- */
 
+int host_idx_cmp(const void *x, const void *y)
+{
+	uint32_t a = ((const struct host_idx *)x)->node, b = ((const struct host_idx *)y)->node;
+	return (a > b) - (a < b);
+}
+
+struct host_idx *host_index(const struct coll_state *s)
+{
+	struct host_idx *v = malloc((s->n_hosts + 1) * sizeof *v);
+	for (uint32_t i = 0; v && i < s->n_hosts; i++)
+		v[i] = (struct host_idx){s->hosts[i].node, i};
+	if (v)
+		qsort(v, s->n_hosts, sizeof *v, host_idx_cmp);
+	return v;
+}
+
+uint32_t host_of(const struct host_idx *v, uint32_t n, uint32_t node)
+{
+	struct host_idx key = {node, 0};
+	const struct host_idx *x = v ? bsearch(&key, v, n, sizeof *v, host_idx_cmp) : NULL;
+	return x ? x->h : n;
+}
+
 struct rank_walk {
 	const struct tui_query *q;
 	struct acc *acc;
 	uint32_t n;
+	/* grouped per node: the rows of ranks a recording summed per node
+	 * (coll_key_node) go to their node's accumulator, node[hosts] the
+	 * unknown node's */
+	struct acc *node;
+	const struct host_idx *hosts;
+	uint32_t nh;
 };
 
 static void rank_visit(void *arg, const struct coll_tick *k, bool in_window, int slot, bool last)
@@ -294,9 +324,18 @@ static void rank_visit(void *arg, const struct coll_tick *k, bool in_window, int
 	struct rank_walk *w = arg;
 	for (uint32_t i = 0; i < k->n; i++) {
 		const struct coll_key *key = &k->key[i];
-		if (key->kind != COLL_ROW_RANK || key->rank >= w->n || !layer_in_scope(w->q, key->layer))
+		if (key->kind != COLL_ROW_RANK || !layer_in_scope(w->q, key->layer))
 			continue;
-		struct acc *a = &w->acc[key->rank];
+		struct acc *a;
+		if (coll_key_is_node(key)) {
+			if (!w->node)
+				continue;
+			a = &w->node[host_of(w->hosts, w->nh, coll_key_node_id(key))];
+		} else if (key->rank < w->n) {
+			a = &w->acc[key->rank];
+		} else {
+			continue;
+		}
 		if (slot >= 0 && key->cls != IOP_CLASS_META)
 			a->spark[slot] += (float)k->cell[i].bytes;
 		if (in_window)
@@ -325,14 +364,21 @@ static void rank_bytes(const struct coll_state *s, const struct tui_query *q, do
 static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
                                 const struct tui_query *q, bool nodes)
 {
-	uint32_t n = s->n_ranks;
-	struct rank_walk w = {q, calloc(n ? n : 1, sizeof(struct acc)), n};
+	uint32_t n = s->n_ranks, nh = s->n_hosts;
+	struct rank_walk w = {.q = q, .acc = calloc(n ? n : 1, sizeof(struct acc)), .n = n};
 	double *bytes = calloc(n ? n : 1, sizeof(double));
 	uint8_t *agg = calloc(n ? n : 1, 1);
-	if (!w.acc || !bytes || !agg) {
+	if (nodes) {
+		w.node = calloc(nh + 1, sizeof *w.node);
+		w.hosts = host_index(s);
+		w.nh = nh;
+	}
+	if (!w.acc || !bytes || !agg || (nodes && (!w.node || !w.hosts))) {
 		free(bytes);
 		free(agg);
 		acc_free(w.acc, 0);
+		acc_free(w.node, 0);
+		free((void *)w.hosts);
 		return IOP_ERR_NOMEM;
 	}
 	window_walk(s, q, true, true, rank_visit, &w);
@@ -361,21 +407,18 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 				t->n--;
 		}
 	} else {
-		/* fold ranks into their node's accumulator (the last slot of hosts+1: unknown) */
-		uint32_t nh = s->n_hosts;
-		struct acc *na = calloc(nh + 1, sizeof *na);
+		/* fold ranks into their node's accumulator (the last slot of
+		 * hosts+1: unknown), which holds the node's summed rows already */
+		struct acc *na = w.node;
 		double *nb = calloc(nh + 1, sizeof *nb);
 		uint32_t *nr = calloc(nh + 1, sizeof *nr);
 		uint8_t *sev = calloc(nh + 1, 1);
-		if (!na || !nb || !nr || !sev)
+		if (!nb || !nr || !sev)
 			e = IOP_ERR_NOMEM;
 		for (uint32_t r = 0; r < n && !e; r++) {
 			if (!s->ranks[r].state)
 				continue;
-			uint32_t h = nh;
-			for (uint32_t j = 0; j < nh; j++)
-				if (s->hosts[j].node == (uint32_t)s->ranks[r].node)
-					h = j;
+			uint32_t h = host_of(w.hosts, nh, (uint32_t)s->ranks[r].node);
 			struct acc *a = &na[h], *b = &w.acc[r];
 			a->rd += b->rd, a->wr += b->wr, a->ops += b->ops, a->meta += b->meta;
 			a->time += b->time, a->excl += b->excl, a->infl += b->infl;
@@ -406,11 +449,14 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 			acc_row(&na[h], row, win);
 			row->v[TUI_COL_BYTES] = nb[h];
 			row->v[TUI_COL_RANKS] = nr[h];
+			tui_node_figures(s, row->node, q->t_end, &row->v[TUI_COL_DEV],
+			                 &row->v[TUI_COL_PSI]);
 			row->sev = sev[h];
 			if (!row_passes(q, row))
 				t->n--;
 		}
-		acc_free(na, na ? nh + 1 : 0);
+		acc_free(na, nh + 1);
+		free((void *)w.hosts);
 		free(nb);
 		free(nr);
 		free(sev);
@@ -425,7 +471,7 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 
 struct id_walk {
 	const struct tui_query *q;
-	uint8_t kind; /* COLL_ROW_FILE or COLL_ROW_SITE */
+	uint8_t kind; /* COLL_ROW_FILE, COLL_ROW_SITE or COLL_ROW_FS */
 	struct idmap map;
 	struct acc *acc;
 	uint32_t n, cap;
@@ -534,9 +580,10 @@ static enum iop_err file_totals(struct id_walk *w, const struct coll_state *s, d
 }
 
 enum iop_err build_ids(struct tui_table *t, const struct coll_state *s, const struct tui_query *q,
-                       bool files)
+                       uint8_t kind)
 {
-	struct id_walk w = {.q = q, .kind = files ? COLL_ROW_FILE : COLL_ROW_SITE};
+	bool files = kind == COLL_ROW_FILE;
+	struct id_walk w = {.q = q, .kind = kind};
 	double *bytes = NULL, *ranks = NULL, *pattern = NULL;
 	window_walk(s, q, true, true, id_visit, &w);
 	enum iop_err e = w.nomem ? IOP_ERR_NOMEM : IOP_OK;
@@ -552,7 +599,7 @@ enum iop_err build_ids(struct tui_table *t, const struct coll_state *s, const st
 			e = IOP_ERR_NOMEM;
 			break;
 		}
-		row->kind = files ? TUI_ROW_FILE : TUI_ROW_SITE;
+		row->kind = files ? TUI_ROW_FILE : kind == COLL_ROW_FS ? TUI_ROW_FS : TUI_ROW_SITE;
 		row->id = w.map.key[i];
 		char hex[24];
 		const char *nm = tui_name(s, row->id, hex, sizeof hex);
@@ -646,12 +693,14 @@ enum iop_err tui_table_build(struct tui_table *t, const struct coll_state *s,
 	switch (q->list) {
 	case TUI_LIST_RANKS: return build_ranks(t, s, q, false);
 	case TUI_LIST_NODES: return build_ranks(t, s, q, true);
-	case TUI_LIST_FILES: return build_ids(t, s, q, true);
-	case TUI_LIST_SITES: return build_ids(t, s, q, false);
+	case TUI_LIST_FILES: return build_ids(t, s, q, COLL_ROW_FILE);
+	case TUI_LIST_SITES: return build_ids(t, s, q, COLL_ROW_SITE);
+	case TUI_LIST_FS: return build_ids(t, s, q, COLL_ROW_FS);
 	case TUI_LIST_LAYERS: return build_layer_rows(t, s, q, COLL_RANK_NONE);
 	case TUI_LIST_ALERTS: return build_alerts(t, s, q);
 	case TUI_LIST_RANK_DETAIL: return build_detail(t, s, q);
 	case TUI_LIST_FILE_RANKS: return build_file_ranks(t, s, q);
+	case TUI_LIST_FS_DETAIL: return build_fs_detail(t, s, q);
 	default: return IOP_ERR_INVAL;
 	}
 }
@@ -660,4 +709,29 @@ void tui_table_free(struct tui_table *t)
 {
 	free(t->rows);
 	memset(t, 0, sizeof *t);
+}
+
+/* ---- the ranks' distribution ---- */
+
+static bool has_node_rows(const struct coll_tick *k)
+{
+	for (uint32_t i = 0; i < k->n; i++)
+		if (coll_key_is_node(&k->key[i]))
+			return true;
+	return false;
+}
+
+enum iop_err tui_rank_dist(const struct coll_state *s, int64_t t, struct coll_rank_dist *d)
+{
+	*d = (struct coll_rank_dist){0};
+	if (s->dist.ranks && s->dist.t == t) {
+		*d = s->dist;
+		return IOP_OK;
+	}
+	if (coll_state_ranks_seen(s) <= COLL_REC_RANK_CAP)
+		return IOP_OK;
+	const struct coll_tick *k = coll_state_tick(s, t);
+	if (!k || k->t != t || !tick_has_detail(s, k) || has_node_rows(k))
+		return IOP_OK;
+	return coll_rank_dist_tick(k, d);
 }

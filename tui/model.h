@@ -30,6 +30,8 @@ enum tui_list {
 	TUI_LIST_ALERTS,
 	TUI_LIST_RANK_DETAIL, /* Enter on a rank: its layers (window), then its files (totals) */
 	TUI_LIST_FILE_RANKS,  /* Enter on a file: its ranks (totals) */
+	TUI_LIST_FS,          /* file systems (FS rows, fsmap.h) */
+	TUI_LIST_FS_DETAIL,   /* Enter on a file system: its files, then its ranks (totals) */
 	TUI_LIST__COUNT
 };
 
@@ -55,7 +57,9 @@ enum tui_list {
 	X(DUR, "dur", "DUR", "duration_s")                                                         \
 	X(SEV, "sev", "SEV", "severity")                                                           \
 	X(PATTERN, "pattern", "PATT", "pattern")                                                   \
-	X(WAIT, "wait", "WAIT", "wait_s")
+	X(WAIT, "wait", "WAIT", "wait_s")                                                          \
+	X(DEV, "dev", "DEV%", "device_util")                                                       \
+	X(PSI, "psi", "IO%", "io_pressure")
 
 enum tui_col {
 #define X(id, name, label, json) TUI_COL_##id,
@@ -66,7 +70,7 @@ enum tui_col {
 const char *tui_col_label(enum tui_col c);
 const char *tui_col_json(enum tui_col c); /* base-unit key for the JSON save */
 
-enum tui_row_kind { TUI_ROW_RANK, TUI_ROW_NODE, TUI_ROW_FILE, TUI_ROW_LAYER, TUI_ROW_SITE, TUI_ROW_ALERT };
+enum tui_row_kind { TUI_ROW_RANK, TUI_ROW_NODE, TUI_ROW_FILE, TUI_ROW_LAYER, TUI_ROW_SITE, TUI_ROW_ALERT, TUI_ROW_FS };
 
 #define TUI_SPARK 8 /* ticks in a row's sparkline */
 
@@ -105,12 +109,32 @@ struct tui_query {
 	size_t n_alerts;
 };
 
+/* The ranks' distribution at tick t (rank_dist.h) the Ranks view draws
+ * above its table for a job above the recording's rank cap (1024): the one
+ * a recording kept with a tick it folded (the state's, when it is of t),
+ * else computed from tick t's rows when the job has more ranks than the
+ * cap and the tick holds every rank's rows. d->ranks is 0 otherwise. */
+enum iop_err tui_rank_dist(const struct coll_state *s, int64_t t, struct coll_rank_dist *d);
+
+/* The nodes' load at tick t, for the header's nodes line (nodeload.c):
+ * "  busiest vda 55% (host)  io pressure 19% (host)", the busiest device
+ * under the job's files and the highest I/O pressure (full, else some)
+ * among the nodes' samples of the last 5 ticks up to t, appended to buf
+ * (room len); nothing without samples. */
+void tui_node_load(const struct coll_state *s, int64_t t, char *buf, size_t len);
+/* A node's figures for its row in the grouped Ranks view, from its sample
+ * of the last 5 ticks up to t: the busiest device under the job's files
+ * (*dev) and the I/O pressure, full else some (*psi), shares 0 to 1; NAN
+ * when not sampled. */
+void tui_node_figures(const struct coll_state *s, uint32_t node, int64_t t, double *dev,
+                      double *psi);
+
 enum iop_err tui_table_build(struct tui_table *t, const struct coll_state *s,
                              const struct tui_query *q);
 void tui_table_free(struct tui_table *t);
 /* Sorts by col (descending when desc); ties by rank, then path / name,
  * then id, so equal values keep a fixed order. Detail lists keep their
- * sections (layers before files). */
+ * sections (layers before files, files before ranks). */
 void tui_table_sort(struct tui_table *t, enum tui_col col, bool desc);
 /* Puts rows in the order of ids (a previous order, `=`); rows not in ids
  * go last, in their current order. */
@@ -120,24 +144,37 @@ const char *tui_name(const struct coll_state *s, uint64_t hash, char *buf, size_
 /* Whether an alert covered any part of tick t. */
 bool tui_alert_at(const struct coll_alert_record *a, int64_t t, uint64_t tick_ns);
 
+/* What a heatmap cell is (`M` cycles them). */
+enum tui_heat_metric {
+	TUI_HEAT_BYTES,    /* throughput, bytes/s read + write */
+	TUI_HEAT_P99,      /* p99 latency (s) of the row's slowest layer and class */
+	TUI_HEAT_PRESSURE, /* the row's node's I/O pressure (full), 0-1 */
+	TUI_HEAT_DEVICE,   /* the row's node's busiest block device's utilisation, 0-1 */
+	TUI_HEAT__COUNT
+};
+/* "throughput", "p99", "io pressure", "device busy" */
+const char *tui_heat_metric_name(enum tui_heat_metric m);
+
 /* The heatmap: rows are a RANKS or NODES table's rows in its order, columns
- * the `cols` ticks up to t_end; a cell is the throughput (bytes/s, read +
- * write) or the p99 latency (s; of the row's slowest layer and class) of
- * that row in that tick. A cell is flagged when an alert about the rank
- * covered the tick (2) or its p99 is over 4x the column's median (1); a
- * tick the history keeps only per layer (state.h, the budget) is 3 in
- * every row. */
+ * the `cols` ticks up to t_end; a cell is the metric of that row in that
+ * tick (a rank row shows its node's figures for the node metrics; those
+ * come from the state's node series, node/series.h, so cells older than
+ * its window are blank). A cell is flagged when an alert about the rank
+ * covered the tick, or for the node metrics a node_pressure alert about
+ * its node (2), or its p99 is over 4x the column's median (1); a tick the
+ * history keeps only per layer (state.h, the budget) is 3 in every row
+ * for the rank metrics. */
 struct tui_heat {
 	uint32_t rows, cols;
 	int64_t t0; /* tick of column 0 */
-	bool p99;
-	float *v;      /* rows x cols */
+	enum tui_heat_metric metric;
+	float *v;      /* rows x cols; < 0: no figure */
 	uint8_t *flag; /* rows x cols */
-	double vmax;
+	double vmax;   /* a full cell: the largest value, or 1 for the node metrics */
 };
 enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
                             const struct tui_table *t, const struct tui_query *q, uint32_t cols,
-                            bool p99);
+                            enum tui_heat_metric metric);
 void tui_heat_free(struct tui_heat *h);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "fsmap.h"
 #include "model_int.h"
 
 /* ---- a rank's files and a file's ranks (totals) ---- */
@@ -20,6 +21,28 @@ static void add_total(struct tui_row *row, const struct coll_key *k, const struc
 	row->v[TUI_COL_TIME] += c->time_ns / 1e9;
 	if (c->ops)
 		row->layers |= (uint8_t)(1u << k->layer);
+}
+
+/* A new totals row: the file of k (by_file), else its rank. */
+static void totals_row(struct tui_row *row, const struct coll_state *s, const struct tui_query *q,
+                       const struct coll_key *k, uint64_t id, bool by_file)
+{
+	row->id = id;
+	if (by_file) {
+		char hex[24];
+		const char *nm = tui_name(s, k->id, hex, sizeof hex);
+		row->kind = TUI_ROW_FILE;
+		row->name = nm == hex ? NULL : nm;
+		row->layer = (int8_t)k->layer;
+	} else {
+		row->kind = TUI_ROW_RANK;
+		row->rank = k->rank;
+		if (k->rank < s->n_ranks) {
+			row->node = (uint32_t)s->ranks[k->rank].node;
+			row->node_name = coll_state_host(s, row->node);
+		}
+		row->sev = alert_sev(q, s->tick_ns, k->rank, 0, -1);
+	}
 }
 
 /* Rows keyed by id (file of a rank, rank of a file) built from the totals. */
@@ -47,22 +70,7 @@ static enum iop_err totals_rows(struct tui_table *t, const struct coll_state *s,
 				e = IOP_ERR_NOMEM;
 				break;
 			}
-			row->id = id;
-			if (by_file) {
-				char hex[24];
-				const char *nm = tui_name(s, id, hex, sizeof hex);
-				row->kind = TUI_ROW_FILE;
-				row->name = nm == hex ? NULL : nm;
-				row->layer = (int8_t)k->layer;
-			} else {
-				row->kind = TUI_ROW_RANK;
-				row->rank = k->rank;
-				if (k->rank < s->n_ranks) {
-					row->node = (uint32_t)s->ranks[k->rank].node;
-					row->node_name = coll_state_host(s, row->node);
-				}
-				row->sev = alert_sev(q, s->tick_ns, k->rank, 0, -1);
-			}
+			totals_row(row, s, q, k, id, by_file);
 		}
 		add_total(&t->rows[base + j], k, &it.cell);
 	}
@@ -109,7 +117,7 @@ static enum iop_err file_rates(struct tui_table *t, size_t from, const struct co
 	fq.filter = NULL;
 	struct tui_table files = {0};
 	struct idmap others = {0}; /* files another rank used: the ids */
-	enum iop_err e = build_ids(&files, s, &fq, true);
+	enum iop_err e = build_ids(&files, s, &fq, COLL_ROW_FILE);
 	for (struct coll_totals_it it = {.s = s}; !e && coll_totals_next(&it);)
 		if (it.key.id && it.key.rank != q->rank && it.cell.ops &&
 		    idmap_get(&others, it.key.id, 0) == UINT32_MAX)
@@ -151,6 +159,53 @@ enum iop_err build_file_ranks(struct tui_table *t, const struct coll_state *s,
                               const struct tui_query *q)
 {
 	return totals_rows(t, s, q, false);
+}
+
+/* A rank's key in build_fs_detail's map, apart from the files' hashes. */
+#define RANK_KEY(rank) (UINT64_C(1) << 63 | (rank))
+
+enum iop_err build_fs_detail(struct tui_table *t, const struct coll_state *s,
+                             const struct tui_query *q)
+{
+	struct idmap map = {0}, on = {0}; /* rows by file or RANK_KEY; files on it: 1 + yes */
+	size_t base = t->n;
+	enum iop_err e = IOP_OK;
+	/* two passes: the files first, then the ranks, each section together */
+	for (int pass = 0; pass < 2 && !e; pass++)
+		for (struct coll_totals_it it = {.s = s}; !e && coll_totals_next(&it);) {
+			const struct coll_key *k = &it.key;
+			if (!k->id || !layer_in_scope(q, k->layer))
+				continue;
+			uint32_t known = idmap_find(&on, k->id);
+			if (known == UINT32_MAX) {
+				uint64_t fs;
+				known = coll_fs_id_of(&s->names, k->id, &fs) && fs == q->file;
+				if (idmap_get(&on, k->id, known) == UINT32_MAX) {
+					e = IOP_ERR_NOMEM;
+					break;
+				}
+			}
+			if (!known)
+				continue;
+			uint64_t id = pass ? RANK_KEY(k->rank) : k->id;
+			uint32_t j = idmap_get(&map, id, (uint32_t)(t->n - base));
+			if (j == UINT32_MAX) {
+				e = IOP_ERR_NOMEM;
+				break;
+			}
+			if (j == t->n - base) {
+				struct tui_row *row = table_add(t);
+				if (!row) {
+					e = IOP_ERR_NOMEM;
+					break;
+				}
+				totals_row(row, s, q, k, id, !pass);
+			}
+			add_total(&t->rows[base + j], k, &it.cell);
+		}
+	idmap_free(&map);
+	idmap_free(&on);
+	return e;
 }
 
 /* ---- alerts: active first (at t_end), then the log ---- */
@@ -196,9 +251,11 @@ enum iop_err build_alerts(struct tui_table *t, const struct coll_state *s, const
 static enum tui_col sort_col;
 static int sort_dir;
 
+/* Layers before files (a rank's detail), files before ranks (a file
+ * system's); a list of one kind is one section. */
 static int section(const struct tui_row *r)
 {
-	return r->kind == TUI_ROW_LAYER ? 0 : 1;
+	return r->kind == TUI_ROW_LAYER ? 0 : r->kind == TUI_ROW_RANK ? 2 : 1;
 }
 
 static int cmp_rows(const void *pa, const void *pb)

@@ -15,6 +15,16 @@ struct acc {
 	float spark[TUI_SPARK];
 };
 
+/* Node ids to indexes in s->hosts (host_index: malloc'd, sorted by node
+ * with host_idx_cmp, NULL when out of memory; host_of: n_hosts when the
+ * node is unknown or v is NULL). */
+struct host_idx {
+	uint32_t node, h;
+};
+int host_idx_cmp(const void *x, const void *y);
+struct host_idx *host_index(const struct coll_state *s);
+uint32_t host_of(const struct host_idx *v, uint32_t n_hosts, uint32_t node);
+
 void acc_cell(struct acc *a, const struct coll_key *k, const struct coll_cell *c, bool last);
 void acc_free(struct acc *a, size_t n);
 /* Fills the rate and latency columns of a row from an accumulator. */
@@ -55,11 +65,15 @@ bool row_passes(const struct tui_query *q, const struct tui_row *r);
 /* Layer rows: the job's (rank COLL_RANK_NONE) or one rank's. */
 enum iop_err build_layer_rows(struct tui_table *t, const struct coll_state *s,
                               const struct tui_query *q, uint32_t rank);
-/* The Files (files true) or Call sites table over the window. */
+/* The Files, Call sites or Filesystems table over the window (rows of
+ * kind COLL_ROW_FILE, _SITE or _FS). */
 enum iop_err build_ids(struct tui_table *t, const struct coll_state *s, const struct tui_query *q,
-                       bool files);
+                       uint8_t kind);
 enum iop_err build_detail(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
 enum iop_err build_file_ranks(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
+/* Enter on a file system (q->file its id): its files, then the ranks that
+ * made calls on them, each with its totals over those files. */
+enum iop_err build_fs_detail(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
 enum iop_err build_alerts(struct tui_table *t, const struct coll_state *s, const struct tui_query *q);
 
 #endif

@@ -43,7 +43,7 @@ struct tui_remote {
 
 static uint64_t ns_of(json_t *secs)
 {
-	return json_is_number(secs) ? (uint64_t)(json_number_value(secs) * 1e9 + 0.5) : 0;
+	return json_is_number(secs) ? iop_ns_of_secs(json_number_value(secs)) : 0;
 }
 
 /* One record of the "log" array (coll_alert_record_json); false when it

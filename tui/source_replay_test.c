@@ -85,9 +85,9 @@ static char *heat(const struct coll_state *s, int64_t t_end)
 	struct tui_table t = {0};
 	struct tui_query q = {.list = TUI_LIST_RANKS, .t_end = t_end, .window = 10, .layer = -1};
 	assert_int_equal(tui_table_build(&t, s, &q), IOP_OK);
-	for (int p99 = 0; p99 < 2; p99++) {
+	for (int m = 0; m < TUI_HEAT__COUNT; m++) {
 		struct tui_heat h = {0};
-		assert_int_equal(tui_heat_build(&h, s, &t, &q, 30, p99), IOP_OK);
+		assert_int_equal(tui_heat_build(&h, s, &t, &q, 30, (enum tui_heat_metric)m), IOP_OK);
 		for (uint32_t i = 0; i < h.rows * h.cols; i++)
 			fprintf(f, "%a/%u ", (double)h.v[i], h.flag[i]);
 		fputc('\n', f);

@@ -1,11 +1,13 @@
 /* Unit tests of the dashboard's pure parts: filter and seek parsing,
  * formatting, table building on a synthetic state, sort stability, held
  * order and the heatmap's flags. */
+#include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,8 @@
 
 #include "events.h"
 #include "filter.h"
+#include "fsmap.h"
+#include "hash.h"
 #include "fmt.h"
 #include "model.h"
 #include "synth.h"
@@ -89,6 +93,14 @@ static void seek_parse(void **st)
 	assert_int_equal(tui_seek_parse("25:00", 1000, 900, 1100, s, &t), -1);
 	assert_int_equal(tui_seek_parse("soon", 1000, 900, 1100, s, &t), -1);
 	assert_int_equal(tui_seek_parse("140%", 1000, 900, 1100, s, &t), -1);
+	/* typed numbers beyond any recording: clamped or refused, never overflowed */
+	assert_int_equal(tui_seek_parse("+1e300", 1000, 900, 1100, s, &t), 0);
+	assert_int_equal(t, 1100);
+	assert_int_equal(tui_seek_parse("-1e300h", 1000, 900, 1100, s, &t), 0);
+	assert_int_equal(t, 900);
+	assert_int_equal(tui_seek_parse("+inf", 1000, 900, 1100, s, &t), -1);
+	assert_int_equal(tui_seek_parse("+nan", 1000, 900, 1100, s, &t), -1);
+	assert_int_equal(tui_seek_parse("nan%", 1000, 900, 1100, s, &t), -1);
 }
 
 static void formatting(void **st)
@@ -266,7 +278,7 @@ static void heat_flags(void **st)
 	tui_table_sort(&t, TUI_COL_BYTES, true); /* the slow rank last */
 	assert_int_equal(t.rows[15].rank, 5);
 	struct tui_heat h = {0};
-	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 40, true), IOP_OK);
+	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 40, TUI_HEAT_P99), IOP_OK);
 	assert_int_equal(h.rows, 16);
 	assert_int_equal(h.t0, s.last_t - 39);
 	for (uint32_t c = 0; c < 40; c++) {
@@ -280,13 +292,93 @@ static void heat_flags(void **st)
 	                              .start_ns = (uint64_t)(s.last_t - 2) * 1000000000ull};
 	q.alerts = &a;
 	q.n_alerts = 1;
-	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 40, false), IOP_OK);
+	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 40, TUI_HEAT_BYTES), IOP_OK);
 	assert_int_equal(h.flag[15 * 40 + 39], 0);
 	assert_int_equal(h.flag[0 * 40 + 39], 2);
 	assert_int_equal(h.flag[0 * 40 + 36], 0);
 	assert_true(h.vmax > 6e6);
 	tui_heat_free(&h);
 	tui_table_free(&t);
+	coll_state_free(&s);
+}
+
+/* `M` on the node metrics: each row shows its node's I/O pressure or
+ * busiest device, tick by tick, blank where the node had no figure, full
+ * at 100 %; a node_pressure alert flags its node's rows, a rank's alert
+ * does not. */
+static void heat_node_metrics(void **st)
+{
+	(void)st;
+	struct coll_state s;
+	assert_int_equal(tui_synth_state(&s, 128, 2, 7), IOP_OK); /* 2 nodes */
+	assert_int_equal(s.n_hosts, 2);
+	uint32_t n0 = s.hosts[0].node, n1 = s.hosts[1].node;
+	int64_t t1 = s.last_t + 1;
+	/* ticks t1 .. t1 + 4: node 0 at 10 %, 20 % ... 50 % pressure, device 50 %;
+	 * node 1 without PSI, its device at 30 % in every other tick, no sample
+	 * in the others */
+	for (int64_t k = 0; k < 5; k++) {
+		struct coll_delta x;
+		coll_delta_init(&x, t1 + k, s.tick_ns);
+		struct coll_node_sample a = {.t = t1 + k, .node = n0, .flags = COLL_NODE_FULL,
+		                             .psi_full_ppm = (uint32_t)(100000 * (k + 1)), .n_fs = 1},
+		                        b = {.t = t1 + k, .node = n1, .n_fs = 1};
+		a.fs[0] = (struct coll_node_fs){.fs = 1, .util_ppm = 500000};
+		b.fs[0] = (struct coll_node_fs){.fs = 1, .util_ppm = 300000};
+		assert_int_equal(coll_nodeset_put(&x.nodes, &a), IOP_OK);
+		if (k % 2 == 0)
+			assert_int_equal(coll_nodeset_put(&x.nodes, &b), IOP_OK);
+		assert_int_equal(coll_state_apply(&s, &x), IOP_OK);
+		coll_delta_free(&x);
+	}
+	struct coll_alert_record al[2] = {
+	    {.kind = COLL_ALERT_NODE_PRESSURE, .severity = COLL_SEV_WARN, .rank = COLL_RANK_NONE,
+	     .node = n0, .start_ns = (uint64_t)(t1 + 3) * s.tick_ns},
+	    {.kind = COLL_ALERT_STRAGGLER, .severity = COLL_SEV_CRIT, .rank = 70, /* node 1 */
+	     .start_ns = (uint64_t)t1 * s.tick_ns}};
+	for (int grouped = 0; grouped < 2; grouped++) {
+		struct tui_table t = {0};
+		struct tui_query q;
+		query(&q, grouped ? TUI_LIST_NODES : TUI_LIST_RANKS, &s, 10);
+		q.alerts = al;
+		q.n_alerts = 2;
+		assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+		assert_int_equal(t.n, grouped ? 2 : 128);
+		struct tui_heat h = {0};
+		for (int m = TUI_HEAT_PRESSURE; m <= TUI_HEAT_DEVICE; m++) {
+			assert_int_equal(tui_heat_build(&h, &s, &t, &q, 8, (enum tui_heat_metric)m),
+			                 IOP_OK);
+			assert_true(h.vmax == 1);
+			assert_int_equal(h.t0, t1 - 3);
+			for (uint32_t r = 0; r < h.rows; r++) {
+				bool on0 = t.rows[r].node == n0;
+				assert_true(on0 || t.rows[r].node == n1);
+				for (uint32_t c = 0; c < 8; c++) {
+					int64_t k = h.t0 + c - t1; /* -3 .. 4 */
+					float v = h.v[r * 8 + c], want;
+					if (k < 0)
+						want = -1;
+					else if (m == TUI_HEAT_PRESSURE)
+						want = on0 ? 0.1f * (float)(k + 1) : -1;
+					else
+						want = on0 ? 0.5f : k % 2 == 0 ? 0.3f : -1;
+					if (fabsf(v - want) > 1e-6f)
+						fail_msg("metric %d row %u (node %u) tick %" PRId64 ": %g, not %g",
+						         m, r, t.rows[r].node, k, v, want);
+					assert_int_equal(h.flag[r * 8 + c], on0 && k >= 3 ? 2 : 0);
+				}
+			}
+		}
+		/* the rank metrics keep the rank's alert, not the node's */
+		assert_int_equal(tui_heat_build(&h, &s, &t, &q, 8, TUI_HEAT_BYTES), IOP_OK);
+		for (uint32_t r = 0; r < h.rows; r++) {
+			bool r70 = grouped ? t.rows[r].node == n1 : t.rows[r].rank == 70;
+			assert_int_equal(h.flag[r * 8 + 7], r70 ? 2 : 0);
+		}
+		tui_heat_free(&h);
+		tui_table_free(&t);
+	}
+	assert_string_equal(tui_heat_metric_name(TUI_HEAT_PRESSURE), "io pressure");
 	coll_state_free(&s);
 }
 
@@ -320,7 +412,7 @@ static void thinned_history(void **st)
 	query(&q, TUI_LIST_RANKS, &s, 10);
 	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
 	struct tui_heat h = {0};
-	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 20, false), IOP_OK);
+	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 20, TUI_HEAT_BYTES), IOP_OK);
 	for (uint32_t c = 0; c < 20; c++) {
 		bool thin = coll_tick_thinned(coll_state_tick(&s, h.t0 + c));
 		assert_int_equal(h.flag[c] == 3, thin);
@@ -362,7 +454,7 @@ static void lean_recording(void **st)
 	query(&q, TUI_LIST_RANKS, &s, 10);
 	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
 	struct tui_heat h = {0};
-	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 20, false), IOP_OK);
+	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 20, TUI_HEAT_BYTES), IOP_OK);
 	for (uint32_t c = 0; c < 20; c++)
 		assert_int_equal(h.flag[c] == 3, (h.t0 + c + 1) % 10 != 0);
 	tui_heat_free(&h);
@@ -376,14 +468,69 @@ static void lean_recording(void **st)
 	coll_state_free(&s);
 }
 
+/* Enter on a file system: its files (those named on it), then the ranks
+ * that made calls on them, each with its totals over those files only;
+ * another file system's file and a rank that used only it are not there. */
+static void filesystem_detail(void **state)
+{
+	(void)state;
+	static const char disk[] = "/var/tmp\text4\tvda", shm[] = "/dev/shm\ttmpfs\ttmpfs";
+	struct coll_delta d;
+	coll_delta_init(&d, 100, 1000000000ull);
+	assert_int_equal(coll_delta_add_name(&d, iop_hash_str(disk), COLL_NAME_FS, disk, strlen(disk)),
+	                 IOP_OK);
+	assert_int_equal(coll_delta_add_name(&d, iop_hash_str(shm), COLL_NAME_FS, shm, strlen(shm)),
+	                 IOP_OK);
+	static const struct {
+		const char *path, *fs;
+		uint32_t rank;
+		uint64_t bytes;
+	} calls[] = {{"/var/tmp/a", disk, 0, 4096}, {"/var/tmp/a", disk, 1, 8192},
+	             {"/var/tmp/b", disk, 1, 100}, {"/dev/shm/c", shm, 2, 65536}};
+	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+		uint64_t f = iop_hash_str(calls[i].path), id = iop_hash_str(calls[i].fs);
+		char hex[17];
+		snprintf(hex, sizeof hex, "%016llx", (unsigned long long)id);
+		(void)coll_delta_add_name(&d, f, IOP_NAME_FILE, calls[i].path,
+		                          (uint32_t)strlen(calls[i].path));
+		(void)coll_delta_add_name(&d, f ^ COLL_FILE_FS_SALT, COLL_NAME_FILE_FS, hex, 16);
+		struct coll_counter c = {.file = f, .ops = 1, .bytes = calls[i].bytes, .time_ns = 1000,
+		                         .rank = calls[i].rank, .node = 7, .pid = 100 + calls[i].rank,
+		                         .layer = IOP_LAYER_POSIX, .cls = IOP_CLASS_WRITE};
+		assert_int_equal(coll_delta_add_counter(&d, &c), IOP_OK);
+	}
+	struct coll_state s;
+	coll_state_init(&s, 1000000000ull, NULL);
+	assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+	coll_delta_free(&d);
+	struct tui_query q;
+	query(&q, TUI_LIST_FS_DETAIL, &s, 1);
+	q.file = iop_hash_str(disk);
+	struct tui_table t = {0};
+	assert_int_equal(tui_table_build(&t, &s, &q), IOP_OK);
+	tui_table_sort(&t, TUI_COL_BYTES, true);
+	assert_int_equal(t.n, 4); /* 2 files, 2 ranks */
+	assert_int_equal(t.rows[0].kind, TUI_ROW_FILE);
+	assert_string_equal(t.rows[0].name, "/var/tmp/a");
+	assert_true(t.rows[0].v[TUI_COL_WR_BYTES] == 12288);
+	assert_string_equal(t.rows[1].name, "/var/tmp/b");
+	assert_int_equal(t.rows[2].kind, TUI_ROW_RANK);
+	assert_int_equal(t.rows[2].rank, 1);
+	assert_true(t.rows[2].v[TUI_COL_BYTES] == 8292);
+	assert_int_equal(t.rows[3].rank, 0);
+	assert_true(t.rows[3].v[TUI_COL_OPS] == 1);
+	tui_table_free(&t);
+	coll_state_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(filter_parse), cmocka_unit_test(filter_match),
 		cmocka_unit_test(seek_parse),   cmocka_unit_test(formatting),
 		cmocka_unit_test(ranks_table),  cmocka_unit_test(sort_stable),
-		cmocka_unit_test(heat_flags),   cmocka_unit_test(thinned_history),
-		cmocka_unit_test(lean_recording),
+		cmocka_unit_test(heat_flags),   cmocka_unit_test(heat_node_metrics),   cmocka_unit_test(thinned_history),
+		cmocka_unit_test(lean_recording),     cmocka_unit_test(filesystem_detail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -361,6 +361,16 @@ def check_late(launcher, p, summary, alerts, tmpdir, took):
     leaves = one_leaf_each(s, tmpdir)
     if leaves:
         bad("\n  ".join(leaves))
+    # each host's leaf sampled its own node (issue 21): a "nodes" entry per
+    # host, each with the shared data file's file system and its device's
+    # figures (the namespaces share this machine's disk)
+    sampled = {n["node"]: n for n in s.get("nodes", [])}
+    if set(sampled) != set(HOSTS):
+        bad(f"the summary's nodes sampled are {sorted(sampled)}, want each host {sorted(HOSTS)}")
+    for host, n in sampled.items():
+        fss = [f for f in n.get("filesystems", []) if f.get("kind") == "device"]
+        if not fss or "util_peak" not in fss[0]:
+            bad(f"host {host}'s node sample has no device figures: {n}")
     # The summary's wait_s is the wait in every collective call: it is
     # compared with all_wait_s, the program's own measure over every
     # collective call (opens, closes and reads besides the late writes).
@@ -375,13 +385,18 @@ def check_late(launcher, p, summary, alerts, tmpdir, took):
         if r == late:
             continue
         got, want = ranks[r]["wait_s"], d["all_wait_s"]
+        # the program's wait is its time in the call less the shortest;
+        # iopulse counts an aggregator's POSIX writes inside the call as its
+        # own I/O, not waiting (under ASan beside other tests 1.8 s of rank
+        # 0's 8.0 s: summary 6.25, measured 8.03), as late_collective.py does
+        below = ranks[r]["layers"].get("posix", {}).get("time_s", 0.0)
         if d["wait_s"] < 0.7 * due:
             bad(f"rank {r} measured a wait of {d['wait_s']:.3f} s in the writes, want about "
                 f"{due:.1f} s: the collective write did not synchronise (OMPIO's fcoll "
                 f"individual?)")
-        if abs(got - want) > 0.15 * want:
+        if abs(got - want) > 0.15 * want + below:
             bad(f"rank {r}: summary wait_s {got:.3f}, measured {want:.3f} (more than 15 % "
-                f"apart; wait_s summary/measured: {waits})")
+                f"+ its POSIX time {below:.3f} apart; wait_s summary/measured: {waits})")
     print(f"PASS: late-collective over {launcher} across 3 namespace hosts in {took:.1f} s: "
           f"late_arrival on rank {late} on {nodes[late]}: {alert.get('message')}; wait_s "
           f"summary/measured: {waits}")

@@ -306,7 +306,14 @@ def part_export(args, tmp, rec, live, live_alerts):
     with open(out_csv, newline="") as f:
         rows_csv = list(csv.DictReader(f))
     p = run([args.iopulse, "export", rec, "--format", "jsonl"])
-    rows_json = [json.loads(l) for l in p.stdout.splitlines()]
+    records = [json.loads(l) for l in p.stdout.splitlines()]
+    # the JSON lines also have the nodes' samples (docs/replay.md): the
+    # job's node (this machine's, its leaf's) sampled at least once
+    samples = [r for r in records if r.get("type") == "node_sample"]
+    if not samples or any(r["v"] != 1 or not r.get("node") or "filesystems" not in r
+                          for r in samples):
+        fail("export jsonl: no node samples, or one without its node: %s" % samples[:3])
+    rows_json = [r for r in records if r.get("type") != "node_sample"]
     if p.returncode != 0 or len(rows_json) != len(rows_csv) or not rows_csv:
         fail("export: %d csv rows, %d jsonl rows (rc %d)" % (len(rows_csv), len(rows_json),
                                                            p.returncode))

@@ -20,7 +20,10 @@ Checks, each by polling the screen with a bounded timeout:
   buffering): the aggregator's row says AGG, the others' do not, and
   BYTES per rank is each rank's MPI-IO bytes. The default recording of a
   steady 12 s job with rank 2 slowed: at b 50% rank 2's write rate is above 0
-  and below its peers', and the heatmap (H) flags its row.
+  and below its peers', and the heatmap (H) flags its row; M cycles its
+  metric through p99, io pressure and device busy (the node figures: the
+  same cells for the four ranks of one node) back to throughput; the
+  header's nodes line names this host's busiest device and pressure.
 Standard library only. Exit status: 0 pass, 1 fail.
 """
 import glob
@@ -264,6 +267,27 @@ def straggler_default(args, tmp, pane):
                   and "!" in row_of(s, 2)[14:])
     if "!" in row_of(s, 0)[14:]:
         raise Fail("the heatmap flags a healthy rank:\n" + s)
+    # M cycles the metrics; the node ones show each rank its node's
+    # figures, so the four ranks of this one node have the same cells
+    # (and, not being about a rank, rank 2's alert flags none of them)
+    pane.keys("M")
+    pane.wait("the p99 heatmap", lambda s: "heatmap p99" in s)
+    for metric in ("io pressure", "device busy"):
+        pane.keys("M")
+        s = pane.wait("the %s heatmap" % metric,
+                      lambda s: "heatmap %s" % metric in s and "full = 100%" in s
+                      and all(row_of(s, r) for r in range(4)))
+        cells = [row_of(s, r)[14:] for r in range(4)]
+        if len(set(cells)) != 1 or "!" in cells[0]:
+            raise Fail("%s: the ranks of one node show different cells:\n%s" % (metric, s))
+    pane.keys("M")
+    s = pane.wait("throughput again", lambda s: "heatmap throughput" in s)
+    # the recording carries the node's samples: the header's nodes line
+    # names this host's busiest device and its I/O pressure
+    host = os.uname().nodename
+    if not re.search(r"(?m)^ nodes  busiest \S+ \d+%% \(%s\)  io pressure \d+%% \(%s\)"
+                     % (re.escape(host), re.escape(host)), s):
+        raise Fail("no nodes line for %s in the replay:\n%s" % (host, s))
     print("default recording at 50%% (%s): rank 2 writes %.1f MiB/s, its peers %s; "
           "the heatmap flags its row" % (mid, rate[2] / 2**20,
                                          ["%.1f" % (x / 2**20) for x in peers]))

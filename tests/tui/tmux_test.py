@@ -80,7 +80,7 @@ def rank_rows(screen):
 
 def row_of(screen, rank):
     for line in screen.splitlines():
-        m = re.match(r"^(CRIT|WARN|AGG |    ) +(\d+)\s", line)
+        m = re.match(r"^(CRIT|WARN|AGG |    ) +(\d+)(\s|$)", line)
         if m and int(m.group(2)) == rank:
             return line
     return None
@@ -158,7 +158,19 @@ def run(args, tmp, pane):
     pane.keys("5")
     pane.wait("Alerts view", lambda s: "KIND" in s and "straggler" in s and "rank 2" in s)
     pane.keys("Tab")
+    # the file systems of the job's files: "mount (type, device)" rows
+    pane.wait("Filesystems view", lambda s: "FILE SYSTEM" in s and "6 Filesystems" in s
+              and re.search(r"^\s+/\S* \(\w+, \S+\)", s, re.M))
+    pane.keys("Tab")
     pane.wait("Tab back to Ranks", lambda s: len(rank_rows(s)) == 4)
+    pane.keys("BTab")
+    pane.wait_text("FILE SYSTEM")
+    # Enter on the first file system: its files, then its ranks; Esc back
+    pane.keys("Enter")
+    pane.wait("a file system's files and ranks", lambda s: "FILE / RANK" in s and
+              re.search(r"^\s+/\S+ ", s, re.M) and re.search(r"\brank \d+ on \S+", s))
+    pane.keys("Escape")
+    pane.wait_text("FILE SYSTEM")
     pane.keys("BTab")
     pane.wait_text("KIND")
     pane.keys("1")
@@ -240,9 +252,14 @@ def run(args, tmp, pane):
     pane.keys("H")
     pane.wait("heatmap off", lambda s: "heatmap" not in s and "RD/s" in s)
 
-    # group per node
+    # group per node: the node's row has its device's utilisation and its
+    # I/O pressure (DEV% and IO%, from the leaf's node sample; the pressure
+    # wherever the kernel has PSI)
     pane.keys("c")
-    pane.wait("nodes", lambda s: "Nodes" in s and re.search(r"^ +\S+ +4 ", s, re.M))
+    psi = os.path.exists("/proc/pressure/io")
+    pane.wait("nodes", lambda s: "Nodes" in s and "DEV%" in s and "IO%" in s and
+              re.search(r"^ +\S+ +4 ", s, re.M) and
+              (not psi or re.search(r"^ +\S+ +4 .*\d%", s, re.M)))
     pane.keys("c")
     pane.wait("ranks again", lambda s: len(rank_rows(s)) == 4)
 

@@ -104,6 +104,9 @@ def dashboard(args, tmp, pane, card):
     pane.keys("5")
     pane.wait("Alerts view", lambda s: "KIND" in s and "straggler" in s and "rank 2" in s)
     pane.keys("Tab")
+    pane.wait("Filesystems view", lambda s: "FILE SYSTEM" in s and "6 Filesystems" in s
+              and re.search(r"^\s+/\S* \(\w+, \S+\)", s, re.M))
+    pane.keys("Tab")
     pane.wait("Tab back to Ranks", lambda s: len(rank_rows(s)) == 4)
 
     pane.keys("Space")
