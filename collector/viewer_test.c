@@ -510,6 +510,91 @@ static void slow_viewer_does_not_block(void **state)
 	rmdir(dir);
 }
 
+/* A keyframe is encoded by a child (snapshot.h): the pump that reads the
+ * request returns without it, the state moves on meanwhile, and the
+ * viewer's state built from it and the ticks after it equals the root's. */
+static void keyframe_beside_the_loop(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/iop-view-XXXXXX", addr[160];
+	assert_non_null(mkdtemp(dir));
+	snprintf(addr, sizeof addr, "ipc://%s/root.ipc", dir);
+	struct iop_key key;
+	memset(key.b, 5, sizeof key.b);
+	const char *urls[] = {addr, NULL};
+	struct coll_viewsrv *srv;
+	assert_int_equal(coll_viewsrv_new(urls, 78, &key, &srv), IOP_OK);
+	struct coll_state s;
+	struct coll_history_cfg h = {.full_ticks = 64, .bin1_ticks = 8, .bin1_count = 4,
+	                             .bin2_ticks = 32, .bin2_count = 4};
+	coll_state_init(&s, SEC, &h);
+	struct coll_delta d;
+	coll_delta_init(&d, 0, SEC);
+	int64_t t = 1700000000;
+	for (int i = 0; i < 64; i++, t++) { /* 64 ticks of 1024 ranks: a large keyframe */
+		big_tick(&d, t);
+		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+	}
+	int rep_fd, fd;
+	assert_int_equal(coll_viewsrv_fds(srv, &rep_fd, 1), 1);
+	struct coll_viewer *v;
+	assert_int_equal(coll_viewer_new(addr, 78, &key, NULL, iop_mono_ns(), &v), IOP_OK);
+	/* the request read: held, a child encodes, the server waits on its fd */
+	uint64_t longest = 0;
+	for (int i = 0; i < 5000; i++) {
+		uint64_t t0 = iop_mono_ns();
+		coll_viewsrv_pump(srv, &s, NULL);
+		uint64_t dt = iop_mono_ns() - t0;
+		longest = dt > longest ? dt : longest;
+		assert_int_equal(coll_viewsrv_fds(srv, &fd, 1), 1);
+		if (fd != rep_fd)
+			break;
+		usleep(1000);
+	}
+	assert_int_not_equal(fd, rep_fd);
+	struct coll_viewsrv_stats st;
+	coll_viewsrv_stats(srv, &st);
+	assert_int_equal(st.keyframes_encoded, 0);
+	/* the job goes on: ticks applied and published while the child works */
+	for (int i = 0; i < 5; i++, t++) {
+		big_tick(&d, t);
+		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+		coll_viewsrv_tick(srv, &d, &s);
+	}
+	for (int i = 0; i < 10000; i++) {
+		coll_viewsrv_pump(srv, &s, NULL);
+		coll_viewer_pump(v, iop_mono_ns());
+		const struct coll_state *vs = coll_viewer_state(v);
+		if (vs && vs->ticks_applied == s.ticks_applied)
+			break;
+		usleep(1000);
+	}
+	coll_viewsrv_stats(srv, &st);
+	struct coll_viewer_stats vs;
+	coll_viewer_stats(v, &vs);
+	print_message("longest pump %.2f ms; viewer: %llu keyframes, %llu ticks, %llu gaps\n",
+	              longest / 1e6, (unsigned long long)vs.keyframes,
+	              (unsigned long long)vs.ticks_applied, (unsigned long long)vs.gaps);
+	assert_int_equal(st.keyframes_encoded, 1);
+	assert_int_equal(vs.keyframes, 1);
+	assert_int_equal(vs.gaps, 0);
+	/* the keyframe was taken before the 5 ticks: the viewer applied them */
+	assert_int_equal(vs.ticks_applied, 5);
+	assert_true(coll_sim_same_state(coll_viewer_state(v), &s));
+	assert_int_equal(coll_viewsrv_fds(srv, &fd, 1), 1);
+	assert_int_equal(fd, rep_fd);
+	coll_viewer_free(v);
+	coll_viewsrv_free(srv);
+	coll_delta_free(&d);
+	coll_state_free(&s);
+	char p2[200];
+	snprintf(p2, sizeof p2, "%s/root.ipc", dir);
+	unlink(p2);
+	snprintf(p2, sizeof p2, "%s/root.ipc.pub", dir);
+	unlink(p2);
+	rmdir(dir);
+}
+
 static void pub_addresses(void **state)
 {
 	(void)state;
@@ -537,6 +622,7 @@ int main(void)
 		cmocka_unit_test(wrong_key_refused),
 		cmocka_unit_test(server_restart_recovers),
 		cmocka_unit_test(slow_viewer_does_not_block),
+		cmocka_unit_test(keyframe_beside_the_loop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 
 #include "judge.h"
 #include "keyframe.h"
+#include "snapshot.h"
 #include "viewproto.h"
 
 /* A subscriber further behind than about this (plus its own receive
@@ -25,10 +26,18 @@ struct coll_viewsrv {
 	struct iop_key key;
 	uint8_t *buf; /* messages are built here */
 	size_t cap;
-	uint8_t *kf; /* the keyframe reply's payload, while kf_ticks == ticks applied */
+	uint8_t *kf; /* a keyframe payload encoded in place (no child could be started) */
 	size_t kf_cap, kf_len;
-	uint64_t kf_ticks, kf_seq;
+	const uint8_t *kf_p; /* the keyframe reply's payload (kf or snap's), while valid */
+	uint64_t kf_ticks, kf_seq; /* the ticks applied and sequence it was taken at */
 	bool kf_valid;
+	/* A keyframe being encoded by a child (snapshot.h): the request it
+	 * answers is held (REP answers one at a time), and no other is read
+	 * until it is answered. */
+	struct coll_snapshot snap;
+	bool kf_waiting;
+	struct coll_view_hdr kf_req;
+	uint64_t snap_ticks, snap_seq;
 	struct coll_tick scratch[2];
 	struct coll_viewsrv_stats st;
 };
@@ -57,6 +66,7 @@ enum iop_err coll_viewsrv_new(const char *const *urls, uint64_t job_id, const st
 		return IOP_ERR_NOMEM;
 	v->job_id = job_id;
 	v->key = *key;
+	v->snap = (struct coll_snapshot)COLL_SNAPSHOT_INIT;
 	struct iop_key rnd;
 	enum iop_err e = iop_key_generate(&rnd);
 	v->instance = iop_load_u64le(rnd.b) | 1; /* never 0: 0 means none to a viewer */
@@ -97,6 +107,7 @@ void coll_viewsrv_free(struct coll_viewsrv *v)
 		nn_close(v->pub);
 	if (v->rep >= 0)
 		nn_close(v->rep);
+	coll_snapshot_free(&v->snap);
 	coll_tick_free(&v->scratch[0]);
 	coll_tick_free(&v->scratch[1]);
 	free(v->buf);
@@ -108,7 +119,13 @@ size_t coll_viewsrv_fds(const struct coll_viewsrv *v, int *fds, size_t max)
 {
 	int fd;
 	size_t len = sizeof fd;
-	if (max < 1 || nn_getsockopt(v->rep, NN_SOL_SOCKET, NN_RCVFD, &fd, &len) < 0)
+	if (max < 1)
+		return 0;
+	if (v->kf_waiting) { /* no request is read until the child is done */
+		fds[0] = coll_snapshot_fd(&v->snap);
+		return 1;
+	}
+	if (nn_getsockopt(v->rep, NN_SOL_SOCKET, NN_RCVFD, &fd, &len) < 0)
 		return 0;
 	fds[0] = fd;
 	return 1;
@@ -199,24 +216,33 @@ static void fill_keyframe(const void *arg, struct iop_wcur *c)
 	coll_state_encode_keyframe_cur(s, c);
 }
 
+#define KF_MAX (COLL_VIEW_REPLY_MAX - 64)
+
 /* The keyframe payload (instance, last sequence, keyframe), encoded once
- * per tick. */
+ * per tick. When it is not at hand, a child encodes it (snapshot.h) and
+ * this says TIMEOUT: the request is answered when the child is done
+ * (keyframe_done). Where no child can be started, it is encoded here. */
 static enum iop_err keyframe_payload(struct coll_viewsrv *v, const struct coll_state *s,
                                      struct bytes *out)
 {
 	if (!v->kf_valid || v->kf_ticks != s->ticks_applied || v->kf_seq != v->seq) {
 		const void *arg[2] = {v, s};
 		v->kf_valid = false;
-		enum iop_err e = coll_encode_grown(&v->kf, &v->kf_cap, COLL_VIEW_REPLY_MAX - 64, 0,
-		                                   fill_keyframe, arg, &v->kf_len);
+		v->snap_ticks = s->ticks_applied;
+		v->snap_seq = v->seq;
+		if (!coll_snapshot_start(&v->snap, KF_MAX, fill_keyframe, arg))
+			return IOP_ERR_TIMEOUT;
+		enum iop_err e = coll_encode_grown(&v->kf, &v->kf_cap, KF_MAX, 0, fill_keyframe,
+		                                   arg, &v->kf_len);
 		if (e)
 			return e;
+		v->kf_p = v->kf;
 		v->kf_valid = true;
-		v->kf_ticks = s->ticks_applied;
-		v->kf_seq = v->seq;
+		v->kf_ticks = v->snap_ticks;
+		v->kf_seq = v->snap_seq;
 		v->st.keyframes_encoded++;
 	}
-	*out = (struct bytes){v->kf, v->kf_len};
+	*out = (struct bytes){v->kf_p, v->kf_len};
 	return IOP_OK;
 }
 
@@ -406,6 +432,11 @@ static void answer(struct coll_viewsrv *v, struct iop_rcur *args, const struct c
 	case COLL_VIEW_KEYFRAME:
 		if (!(e = keyframe_payload(v, s, b)))
 			*m = (struct message){m->magic, m->h, fill_bytes, b};
+		else if (e == IOP_ERR_TIMEOUT) { /* a child encodes it: held */
+			v->kf_waiting = true;
+			v->kf_req = m->h;
+			return;
+		}
 		break;
 	case COLL_VIEW_HISTORY:
 		q->s = s;
@@ -455,6 +486,22 @@ static void answer(struct coll_viewsrv *v, struct iop_rcur *args, const struct c
 	m->h.status = (uint16_t)e;
 }
 
+/* Builds, MACs and sends m, the answer to the request last read. */
+static void reply(struct coll_viewsrv *v, struct message *m)
+{
+	size_t out;
+	enum iop_err e = build(v, m, &out);
+	if (m->body == fill_json)
+		free((void *)m->arg);
+	if (e) { /* too large or no memory: say so instead */
+		m->body = NULL;
+		m->h.status = (uint16_t)e;
+		e = build(v, m, &out);
+	}
+	if (e || nn_send(v->rep, v->buf, out, NN_DONTWAIT) < 0)
+		v->st.reply_failed++;
+}
+
 static void handle(struct coll_viewsrv *v, const uint8_t *req, size_t len,
                    const struct coll_state *s, const struct coll_alerts *alerts)
 {
@@ -474,25 +521,47 @@ static void handle(struct coll_viewsrv *v, const uint8_t *req, size_t len,
 		v->st.refused++;
 	} else {
 		answer(v, &args, s, alerts, &m, scratch);
+		if (v->kf_waiting)
+			return; /* answered when the child is done */
 		v->st.requests++;
 	}
-	size_t out;
-	e = build(v, &m, &out);
-	if (m.body == fill_json)
-		free((void *)m.arg);
-	if (e) { /* too large or no memory: say so instead */
-		m.body = NULL;
-		m.h.status = (uint16_t)e;
-		e = build(v, &m, &out);
+	reply(v, &m);
+}
+
+/* The held keyframe request's answer, now that its child is done (or was
+ * killed: then the answer says IO, and the viewer asks again). */
+static void keyframe_done(struct coll_viewsrv *v)
+{
+	const uint8_t *p;
+	size_t n;
+	enum iop_err e = coll_snapshot_collect(&v->snap, false, &p, &n);
+	if (e == IOP_ERR_TIMEOUT)
+		return;
+	v->kf_waiting = false;
+	struct message m = {.magic = COLL_VIEW_REPLY_MAGIC, .h = v->kf_req};
+	struct bytes b;
+	if (!e) {
+		v->kf_p = p;
+		v->kf_len = n;
+		v->kf_valid = true;
+		v->kf_ticks = v->snap_ticks;
+		v->kf_seq = v->snap_seq;
+		v->st.keyframes_encoded++;
+		b = (struct bytes){p, n};
+		m.body = fill_bytes;
+		m.arg = &b;
 	}
-	if (e || nn_send(v->rep, v->buf, out, NN_DONTWAIT) < 0)
-		v->st.reply_failed++;
+	m.h.status = (uint16_t)e;
+	v->st.requests++;
+	reply(v, &m);
 }
 
 void coll_viewsrv_pump(struct coll_viewsrv *v, const struct coll_state *s,
                        const struct coll_alerts *alerts)
 {
-	for (;;) {
+	if (v->kf_waiting)
+		keyframe_done(v);
+	while (!v->kf_waiting) {
 		void *msg;
 		int n = nn_recv(v->rep, &msg, NN_MSG, NN_DONTWAIT);
 		if (n < 0)

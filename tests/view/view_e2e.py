@@ -126,6 +126,7 @@ def run(args, tmp):
         raise Fail("probe counters: %r" % stats)
     root = json.load(open(summary))
     view = json.load(open(seen))
+    print("monitor: %s" % json.dumps(root["monitor"]))
     for key in ("layers", "files", "ranks"):
         if root[key] != view[key]:
             raise Fail("the viewer's %s differ from the job's:\n%s\n%s" %
