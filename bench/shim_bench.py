@@ -36,6 +36,15 @@
                           against the same loop without, each less the
                           same command with an empty loop; the median of
                           5 rounds alternating, per process
+  dropped_share_busy_node issue 22's busy node: 4 ranks on this host's cores
+                          (2 here) writing 4 KiB blocks with
+                          MPI_File_write_at to one file in /dev/shm as
+                          fast as they can for 10 s (bench/busy_loop.c),
+                          under `iopulse run --headless` (a real leaf);
+                          the share of the calls made that the shims
+                          dropped (monitor.dropped / monitor.produced;
+                          IOP_BENCH_BUSY_ROUNDS runs, default 3, each
+                          printed, the worst is the figure)
   job_fixed_ms            issue 22's fixed cost per job: a 2-rank MPI job
                           (fpp) making one write, under `iopulse run
                           --headless` against the bare mpirun; the median
@@ -87,6 +96,7 @@ loop = os.path.join(build, "bench/pwrite_loop")
 fpp = os.path.join(build, "examples/fpp")
 floor_lib = os.path.join(build, "bench/clock_floor.so")
 coll_loop = os.path.join(build, "bench/coll_loop")
+busy_loop = os.path.join(build, "bench/busy_loop")
 iopulse = os.path.abspath(os.path.join(build, "cli/iopulse"))
 work = tempfile.mkdtemp(prefix="iop-bench-")
 shm = tempfile.mkdtemp(prefix="iop-bench-", dir="/dev/shm")
@@ -288,7 +298,34 @@ def job_added_ms(cmd, rounds=21, spread=None):
     return statistics.median(added)
 
 
+def busy_node(secs=10, ranks=4):
+    """One run of busy_loop under iopulse run: (dropped, produced, calls)."""
+    mpirun = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
+    summary = os.path.join(work, "busy.json")
+    target = os.path.join(shm, "busy")
+    out = subprocess.run([iopulse, "run", "--headless", "--summary-json", summary, "--",
+                          mpirun, "--oversubscribe", "-n", str(ranks), busy_loop, target,
+                          str(secs)], check=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True, timeout=secs * 10 + 120,
+                         env=env_mpi).stdout
+    os.unlink(target)
+    calls = int(re.search(r"calls (\d+)", out).group(1))
+    mon = json.load(open(summary))["monitor"]
+    return mon["dropped"], mon["produced"], calls
+
+
 try:
+    if "dropped_share_busy_node" in wanted:
+        worst = 0.0
+        for i in range(int(os.environ.get("IOP_BENCH_BUSY_ROUNDS", "3"))):
+            dropped, produced, calls = busy_node()
+            share = dropped / produced if produced else 0.0
+            worst = max(worst, share)
+            print("busy node run %d: %d MPI_File_write_at calls, %d events produced, %d "
+                  "dropped (%.4f%%)" % (i + 1, calls, produced, dropped, 100 * share),
+                  file=sys.stderr)
+        print("dropped_share_busy_node %.6f share (target 0; 4 ranks on %d cores, 4 KiB "
+              "MPI_File_write_at for 10 s, the worst of the runs)" % (worst, os.cpu_count()))
     if "job_fixed_ms" in wanted:
         mpirun = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
         d = os.path.join(shm, "fixed")
