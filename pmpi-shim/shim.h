@@ -59,7 +59,7 @@ void *shim_resolve_opt(const char *name);
 
 /* ------------------------------------------------------------ state */
 
-#define SHIM_RING     16384 /* slots per thread ring (power of two) */
+#define SHIM_RING     65536 /* slots per thread ring (power of two) */
 #define SHIM_DEPTH    8    /* nested calls tracked per thread */
 #define SHIM_DROP_MAX 64   /* (file, layer, class) cells for dropped events */
 
