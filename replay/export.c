@@ -21,6 +21,7 @@
 #include "fsmap.h"
 #include "names.h"
 #include "rec_open.h"
+#include "rec_state.h"
 #include "replay_cmd.h"
 
 enum format { FMT_NONE, FMT_CSV, FMT_JSONL, FMT_CHROME };
@@ -32,7 +33,7 @@ static const char *const kind_names[] = {[COLL_ROW_RANK] = "rank", [COLL_ROW_FIL
 static void usage(FILE *to)
 {
 	fprintf(to,
-	        "usage: iopulse export FILE --format csv|jsonl|chrome [-o OUT]\n"
+	        "usage: iopulse export FILE --format csv|jsonl|chrome [--totals] [-o OUT]\n"
 	        "Writes a recording's ticks as rows, one per tick and row (rank, file, layer,\n"
 	        "call site, node) with calls: t_s (the tick's end, seconds since the epoch),\n"
 	        "tick, kind, rank, file (path, call site, or a node row's host), layer, class\n"
@@ -46,6 +47,11 @@ static void usage(FILE *to)
 	        "                        (recorded with iopulse run --record-events) as a Chrome\n"
 	        "                        trace for ui.perfetto.dev or chrome://tracing: a track\n"
 	        "                        per rank, calls as slices, sub-calls nested\n"
+	        "  --totals              csv and jsonl: instead of the ticks, the job's exact\n"
+	        "                        totals, one row per rank, file, layer and class\n"
+	        "                        (kind \"total\"; every file, none folded; t_s and tick:\n"
+	        "                        the last tick's; no excl_s), from the recording's\n"
+	        "                        end state\n"
 	        "  -o, --output OUT      write to OUT (default: standard output)\n"
 	        "  -h, --help            this text\n"
 	        "\n"
@@ -75,6 +81,7 @@ struct row {
 	const char *kind, *file, *layer, *cls;
 	int64_t rank; /* -1: none */
 	const struct coll_cell *c;
+	bool no_excl; /* exclusive time not known (totals): an empty cell, no key */
 };
 
 static void put_csv(FILE *f, const struct row *r)
@@ -84,18 +91,23 @@ static void put_csv(FILE *f, const struct row *r)
 		fprintf(f, "%" PRId64, r->rank);
 	fputc(',', f);
 	csv_text(f, r->file ? r->file : "");
-	fprintf(f, ",%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9f,%.9f\n", r->layer, r->cls,
-	        r->c->ops, r->c->bytes, r->c->errors, r->c->time_ns / 1e9, r->c->excl_ns / 1e9);
+	fprintf(f, ",%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9f,", r->layer, r->cls, r->c->ops,
+	        r->c->bytes, r->c->errors, r->c->time_ns / 1e9);
+	if (!r->no_excl)
+		fprintf(f, "%.9f", r->c->excl_ns / 1e9);
+	fputc('\n', f);
 }
 
 static void put_jsonl(FILE *f, const struct row *r)
 {
-	json_t *o = json_pack("{s:i,s:s,s:f,s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:f,s:f}", "v", 1, "type",
-	                      "tick_row", "t_s", r->t_s, "tick", (json_int_t)r->tick, "kind", r->kind,
-	                      "layer", r->layer, "class", r->cls, "ops", (json_int_t)r->c->ops,
-	                      "bytes", (json_int_t)r->c->bytes, "errors",
-	                      (json_int_t)r->c->errors, "time_s", r->c->time_ns / 1e9, "excl_s",
-	                      r->c->excl_ns / 1e9);
+	json_t *o = json_pack("{s:i,s:s,s:f,s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:f}", "v", 1, "type",
+	                      r->no_excl ? "total_row" : "tick_row", "t_s", r->t_s, "tick",
+	                      (json_int_t)r->tick, "kind", r->kind, "layer", r->layer, "class",
+	                      r->cls, "ops", (json_int_t)r->c->ops, "bytes",
+	                      (json_int_t)r->c->bytes, "errors", (json_int_t)r->c->errors, "time_s",
+	                      r->c->time_ns / 1e9);
+	if (o && !r->no_excl)
+		json_object_set_new(o, "excl_s", json_real(r->c->excl_ns / 1e9));
 	if (o && r->rank >= 0)
 		json_object_set_new(o, "rank", json_integer(r->rank));
 	if (o && r->file)
@@ -258,7 +270,59 @@ static int export_rows(struct rec_opened *o, const char *path, enum format fmt, 
 	return 0;
 }
 
-static int export(const char *path, enum format fmt, const char *out_path)
+/* --totals: the exact totals of the state at the recording's end (its
+ * last keyframe and the DELTAs after it), a row per (rank, file, layer,
+ * class) with calls, the processes' counters of each summed. Every file
+ * (the summary keeps the top 1000 by default; this is the whole list).
+ * 0 or 2. */
+static int export_totals(struct rec_opened *o, const char *path, enum format fmt, FILE *f,
+                         uint64_t *bad)
+{
+	struct coll_state s;
+	struct coll_rec_state_info info = {0};
+	enum iop_err e = coll_rec_state_at(o->r, UINT64_MAX, &s, &info);
+	*bad += info.bad_deltas;
+	struct coll_tick sum;
+	coll_tick_init(&sum, s.last_t, s.tick_ns ? s.tick_ns : 1);
+	for (struct coll_totals_it it = {.s = &s}; !e && coll_totals_next(&it);) {
+		struct coll_cell *c;
+		e = coll_tick_row(&sum, &it.key, &c);
+		if (!e)
+			e = coll_cell_merge(c, &it.cell);
+	}
+	if (e) {
+		fprintf(stderr, "iopulse export: %s: the totals could not be read: %s\n", path,
+		        iop_strerror(e));
+		coll_tick_free(&sum);
+		coll_state_free(&s);
+		return 2;
+	}
+	if (fmt == FMT_CSV)
+		fputs("t_s,tick,kind,rank,file,layer,class,ops,bytes,errors,time_s,excl_s\n", f);
+	double t_s = (double)(s.last_t + 1) * (double)sum.tick_ns / 1e9;
+	for (uint32_t i = 0; i < sum.n; i++) {
+		const struct coll_key *key = &sum.key[i];
+		if (!sum.cell[i].ops || key->layer >= IOP_LAYER__COUNT || key->cls >= IOP_CLASS__COUNT)
+			continue;
+		char buf[1024];
+		const char *path_text = coll_names_text(&s.names, key->id);
+		if (!path_text) {
+			snprintf(buf, sizeof buf, "0x%016" PRIx64, key->id);
+			path_text = buf;
+		}
+		struct row r = {.t_s = t_s, .tick = s.last_t, .kind = "total", .file = path_text,
+		                .layer = iop_layer_name((enum iop_layer)key->layer),
+		                .cls = iop_class_name((enum iop_class)key->cls),
+		                .rank = key->rank == COLL_RANK_NONE ? -1 : (int64_t)key->rank,
+		                .c = &sum.cell[i], .no_excl = true};
+		(fmt == FMT_CSV ? put_csv : put_jsonl)(f, &r);
+	}
+	coll_tick_free(&sum);
+	coll_state_free(&s);
+	return 0;
+}
+
+static int export(const char *path, enum format fmt, bool totals, const char *out_path)
 {
 	struct rec_opened o;
 	int rc = rec_opened_open("export", path, &o);
@@ -277,7 +341,9 @@ static int export(const char *path, enum format fmt, const char *out_path)
 		return 2;
 	}
 	uint64_t bad = 0;
-	rc = fmt == FMT_CHROME ? rec_export_chrome(&o, path, f) : export_rows(&o, path, fmt, f, &bad);
+	rc = fmt == FMT_CHROME ? rec_export_chrome(&o, path, f)
+	     : totals          ? export_totals(&o, path, fmt, f, &bad)
+	                       : export_rows(&o, path, fmt, f, &bad);
 	bool werr = fflush(f) != 0 || ferror(f);
 	if (out_path && fclose(f))
 		werr = true;
@@ -295,10 +361,12 @@ int rec_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
 	                                     {"output", required_argument, NULL, 'o'},
+	                                     {"totals", no_argument, NULL, 't'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {0}};
 	enum format fmt = FMT_NONE;
 	const char *out = NULL;
+	bool totals = false;
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -312,6 +380,8 @@ int rec_cmd_export(int argc, char **argv)
 			return 1;
 		} else if (ch == 'o') {
 			out = optarg;
+		} else if (ch == 't') {
+			totals = true;
 		} else {
 			usage(ch == 'h' ? stdout : stderr);
 			return ch == 'h' ? 0 : 1;
@@ -322,5 +392,9 @@ int rec_cmd_export(int argc, char **argv)
 		                "[-o OUT]\n", optind != argc - 1 ? "give one recording" : "--format is required");
 		return 1;
 	}
-	return export(argv[optind], fmt, out);
+	if (totals && fmt == FMT_CHROME) {
+		fprintf(stderr, "iopulse export: --totals writes csv or jsonl, not chrome\n");
+		return 1;
+	}
+	return export(argv[optind], fmt, totals, out);
 }

@@ -11,8 +11,14 @@ os.write), recorded. Checks:
     and the distinct ranks (2);
   - in both, each layer's entries add up to the layer's totals;
   - the default (1000) keeps the top 1000 by bytes and by time, and the
-    size of each summary is printed.
+    size of each summary is printed;
+  - `iopulse export REC --format csv --totals` has every file too: its
+    rows summed per (file, layer) equal the `all` summary's entries
+    (bytes and calls each way, metadata calls), rank by rank the data
+    files' writes are the bytes written, and the JSON lines say the same.
 """
+import csv
+import io
 import json
 import os
 import subprocess
@@ -84,6 +90,45 @@ def check_cap(s, whole, cap, what):
     return kept, others
 
 
+def check_totals(args, rec, whole):
+    out = subprocess.run([args.iopulse, "export", rec, "--format", "csv", "--totals"],
+                         capture_output=True, text=True, check=True).stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    if not rows or any(r["kind"] != "total" or r["excl_s"] != "" for r in rows):
+        fail("export --totals: %d rows, or rows not of kind total" % len(rows))
+    got = {}
+    for r in rows:
+        g = got.setdefault((r["file"], r["layer"]), {})
+        cls = r["class"]
+        if cls == "meta":
+            g["meta_ops"] = g.get("meta_ops", 0) + int(r["ops"])
+        else:
+            g[cls + "_ops"] = g.get(cls + "_ops", 0) + int(r["ops"])
+            g[cls + "_bytes"] = g.get(cls + "_bytes", 0) + int(r["bytes"])
+        if r["file"].startswith(os.path.dirname(rec)) and r["layer"] == "posix" and \
+                cls == "write":
+            rank, name = int(r["rank"]), os.path.basename(r["file"])
+            want = 10000 + 3 * rank + 7 * int(name[1:])
+            if "/r%d/" % rank not in r["file"] or int(r["bytes"]) != want:
+                fail("export --totals: rank %d wrote %s bytes to %s, want %d"
+                     % (rank, r["bytes"], r["file"], want))
+    for e in whole:
+        g = got.get(key(e), {})
+        for k in ("read_bytes", "write_bytes", "read_ops", "write_ops", "meta_ops"):
+            if g.get(k, 0) != e[k]:
+                fail("export --totals: %s %s %s %d, the summary's %d"
+                     % (e["path"], e["layer"], k, g.get(k, 0), e[k]))
+    if len(got) != len(whole):
+        fail("export --totals: %d (file, layer) pairs, the summary %d" % (len(got), len(whole)))
+    lines = subprocess.run([args.iopulse, "export", rec, "--format", "jsonl", "--totals"],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    js = [json.loads(line) for line in lines]
+    if len(js) != len(rows) or any(j["type"] != "total_row" or "excl_s" in j for j in js) or \
+            sum(j["bytes"] for j in js) != sum(int(r["bytes"]) for r in rows):
+        fail("export --totals: the JSON lines differ from the CSV rows")
+    return len(rows)
+
+
 def main():
     args = job_args(__doc__)
     with tempfile.TemporaryDirectory(prefix="iop-sumfiles-") as tmp:
@@ -107,6 +152,7 @@ def main():
                 if sizes.get(p) != 10000 + 3 * r + 7 * i:
                     fail("%s: %s bytes written, want %d" % (p, sizes.get(p), 10000 + 3 * r + 7 * i))
         check_layers(whole, "all")
+        total_rows = check_totals(args, rec, whole["files"])
         with open(live) as f:
             capped_live = json.load(f)
         capped, capped_len = summary(args, rec, str(CAP))
@@ -120,9 +166,9 @@ def main():
         check_cap(dflt, whole["files"], 1000, "default")
         check_layers(dflt, "default")
         print("OK: %d entries, %d bytes of JSON with all; %d kept + %d other, %d bytes with %d; "
-              "%d entries, %d bytes by default"
+              "%d entries, %d bytes by default; export --totals: %d rows"
               % (len(whole["files"]), whole_len, len(kept), len(others), capped_len, CAP,
-                 len(dflt["files"]), dflt_len))
+                 len(dflt["files"]), dflt_len, total_rows))
 
 
 if __name__ == "__main__":
