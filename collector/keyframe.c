@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ctr_cols.h"
 #include "events.h"
@@ -23,10 +24,19 @@
  * and only its host names are matched against the hosts. */
 static void encode_hosts(const struct coll_state *s, struct iop_wcur *c)
 {
-	uint32_t *ref = calloc(s->n_hosts ? s->n_hosts : 1, sizeof(*ref));
-	if (!ref) {
-		c->err = IOP_ERR_NOMEM;
-		return;
+	/* Not from the heap: a viewer's keyframe is encoded in a forked child
+	 * (snapshot.h), where an allocator lock another thread held at the
+	 * fork would never be released (ASan's has no fork handler). */
+	uint32_t small[1024], *ref = small;
+	size_t bytes = (size_t)s->n_hosts * sizeof(*ref);
+	if (s->n_hosts > sizeof small / sizeof *small) {
+		ref = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (ref == MAP_FAILED) {
+			c->err = IOP_ERR_NOMEM;
+			return;
+		}
+	} else {
+		memset(small, 0, sizeof small);
 	}
 	for (uint32_t i = 0; i < s->names.n; i++) {
 		if (s->names.v[i].kind != IOP_NAME_HOST)
@@ -40,7 +50,8 @@ static void encode_hosts(const struct coll_state *s, struct iop_wcur *c)
 		iop_put_u32le(c, s->hosts[j].node);
 		iop_put_varint(c, ref[j]);
 	}
-	free(ref);
+	if (ref != small)
+		munmap(ref, bytes);
 }
 
 static bool rank_used(const struct coll_rank *r)

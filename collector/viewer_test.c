@@ -595,6 +595,48 @@ static void keyframe_beside_the_loop(void **state)
 	rmdir(dir);
 }
 
+/* A keyframe's child that overruns its time (0 here) is killed, the
+ * request is answered with a keyframe encoded in the loop, and later ones
+ * are encoded there too (the server's fd stays the query socket's). */
+static void keyframe_child_overrun(void **state)
+{
+	(void)state;
+	struct env e;
+	struct coll_history_cfg h = {.full_ticks = 8, .bin1_ticks = 4, .bin1_count = 3,
+	                             .bin2_ticks = 8, .bin2_count = 3};
+	env_new(&e, false, &h);
+	coll_viewsrv_set_child_max_ns(e.srv, 0);
+	int rep_fd, fd;
+	assert_int_equal(coll_viewsrv_fds(e.srv, &rep_fd, 1), 1);
+	run_for(&e, 5);
+	assert_int_equal(coll_viewer_new(e.addr, e.sim.job_id, &e.sim.key, NULL, now(&e), &e.v),
+	                 IOP_OK);
+	assert_true(settle(&e, has_state, 5000));
+	struct coll_viewsrv_stats st;
+	coll_viewsrv_stats(e.srv, &st);
+	assert_int_equal(st.keyframes_encoded, 1);
+	assert_int_equal(st.reply_failed, 0);
+	run_for(&e, 5);
+	assert_int_equal(coll_sim_finish(&e.sim), IOP_OK);
+	assert_true(settle(&e, caught_up, 5000));
+	assert_true(coll_sim_same_state(coll_viewer_state(e.v), coll_root_state(e.sim.root)));
+	/* a second viewer: its keyframe in the loop, no child */
+	struct coll_viewer *v2;
+	assert_int_equal(coll_viewer_new(e.addr, e.sim.job_id, &e.sim.key, NULL, now(&e), &v2),
+	                 IOP_OK);
+	for (int i = 0; i < 5000 && !coll_viewer_state(v2); i++) {
+		coll_viewsrv_pump(e.srv, coll_root_state(e.sim.root), NULL);
+		assert_int_equal(coll_viewsrv_fds(e.srv, &fd, 1), 1);
+		assert_int_equal(fd, rep_fd);
+		coll_viewer_pump(v2, now(&e));
+		usleep(1000);
+	}
+	assert_non_null(coll_viewer_state(v2));
+	assert_true(coll_sim_same_state(coll_viewer_state(v2), coll_root_state(e.sim.root)));
+	coll_viewer_free(v2);
+	env_free(&e);
+}
+
 static void pub_addresses(void **state)
 {
 	(void)state;
@@ -623,6 +665,7 @@ int main(void)
 		cmocka_unit_test(server_restart_recovers),
 		cmocka_unit_test(slow_viewer_does_not_block),
 		cmocka_unit_test(keyframe_beside_the_loop),
+		cmocka_unit_test(keyframe_child_overrun),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <nanomsg/pubsub.h>
 #include <nanomsg/reqrep.h>
 
+#include "clock.h"
 #include "judge.h"
 #include "keyframe.h"
 #include "snapshot.h"
@@ -19,6 +20,11 @@
 /* A subscriber further behind than about this (plus its own receive
  * buffer) loses ticks; a tick larger than it still goes out whole. */
 #define PUB_SNDBUF (1 << 20)
+
+/* A child that has not answered by then is taken for stuck (an allocator
+ * lock held at the fork, say): killed, and keyframes are encoded in the
+ * loop from then on. A 4096-rank hour is a few seconds' work. */
+#define KF_CHILD_MAX_NS (120 * 1000000000ull)
 
 struct coll_viewsrv {
 	int pub, rep;
@@ -36,8 +42,9 @@ struct coll_viewsrv {
 	 * until it is answered. */
 	struct coll_snapshot snap;
 	bool kf_waiting;
+	bool no_child; /* a child overran KF_CHILD_MAX_NS: encode in place from then on */
 	struct coll_view_hdr kf_req;
-	uint64_t snap_ticks, snap_seq;
+	uint64_t snap_ticks, snap_seq, snap_start_ns, child_max_ns;
 	struct coll_tick scratch[2];
 	struct coll_viewsrv_stats st;
 };
@@ -67,6 +74,7 @@ enum iop_err coll_viewsrv_new(const char *const *urls, uint64_t job_id, const st
 	v->job_id = job_id;
 	v->key = *key;
 	v->snap = (struct coll_snapshot)COLL_SNAPSHOT_INIT;
+	v->child_max_ns = KF_CHILD_MAX_NS;
 	struct iop_key rnd;
 	enum iop_err e = iop_key_generate(&rnd);
 	v->instance = iop_load_u64le(rnd.b) | 1; /* never 0: 0 means none to a viewer */
@@ -129,6 +137,11 @@ size_t coll_viewsrv_fds(const struct coll_viewsrv *v, int *fds, size_t max)
 		return 0;
 	fds[0] = fd;
 	return 1;
+}
+
+void coll_viewsrv_set_child_max_ns(struct coll_viewsrv *v, uint64_t ns)
+{
+	v->child_max_ns = ns;
 }
 
 void coll_viewsrv_stats(const struct coll_viewsrv *v, struct coll_viewsrv_stats *st)
@@ -230,7 +243,8 @@ static enum iop_err keyframe_payload(struct coll_viewsrv *v, const struct coll_s
 		v->kf_valid = false;
 		v->snap_ticks = s->ticks_applied;
 		v->snap_seq = v->seq;
-		if (!coll_snapshot_start(&v->snap, KF_MAX, fill_keyframe, arg))
+		v->snap_start_ns = iop_mono_ns();
+		if (!v->no_child && !coll_snapshot_start(&v->snap, KF_MAX, fill_keyframe, arg))
 			return IOP_ERR_TIMEOUT;
 		enum iop_err e = coll_encode_grown(&v->kf, &v->kf_cap, KF_MAX, 0, fill_keyframe,
 		                                   arg, &v->kf_len);
@@ -529,24 +543,37 @@ static void handle(struct coll_viewsrv *v, const uint8_t *req, size_t len,
 }
 
 /* The held keyframe request's answer, now that its child is done (or was
- * killed: then the answer says IO, and the viewer asks again). */
-static void keyframe_done(struct coll_viewsrv *v)
+ * killed: then the answer says IO, and the viewer asks again). A child
+ * that overran KF_CHILD_MAX_NS is killed and the keyframe encoded here. */
+static void keyframe_done(struct coll_viewsrv *v, const struct coll_state *s)
 {
-	const uint8_t *p;
-	size_t n;
-	enum iop_err e = coll_snapshot_collect(&v->snap, false, &p, &n);
-	if (e == IOP_ERR_TIMEOUT)
+	const uint8_t *p = NULL;
+	size_t n = 0;
+	enum iop_err e = IOP_OK;
+	bool in_place = iop_mono_ns() - v->snap_start_ns >= v->child_max_ns;
+	if (!in_place && (e = coll_snapshot_collect(&v->snap, false, &p, &n)) == IOP_ERR_TIMEOUT)
 		return;
 	v->kf_waiting = false;
+	if (in_place) { /* keyframe_payload() keeps it, as for any in place */
+		coll_snapshot_free(&v->snap);
+		v->no_child = true;
+		v->kf_valid = false;
+		struct bytes here;
+		e = keyframe_payload(v, s, &here);
+		p = here.p;
+		n = here.len;
+	}
 	struct message m = {.magic = COLL_VIEW_REPLY_MAGIC, .h = v->kf_req};
 	struct bytes b;
 	if (!e) {
-		v->kf_p = p;
-		v->kf_len = n;
-		v->kf_valid = true;
-		v->kf_ticks = v->snap_ticks;
-		v->kf_seq = v->snap_seq;
-		v->st.keyframes_encoded++;
+		if (!in_place) {
+			v->kf_p = p;
+			v->kf_len = n;
+			v->kf_valid = true;
+			v->kf_ticks = v->snap_ticks;
+			v->kf_seq = v->snap_seq;
+			v->st.keyframes_encoded++;
+		}
 		b = (struct bytes){p, n};
 		m.body = fill_bytes;
 		m.arg = &b;
@@ -560,7 +587,7 @@ void coll_viewsrv_pump(struct coll_viewsrv *v, const struct coll_state *s,
                        const struct coll_alerts *alerts)
 {
 	if (v->kf_waiting)
-		keyframe_done(v);
+		keyframe_done(v, s);
 	while (!v->kf_waiting) {
 		void *msg;
 		int n = nn_recv(v->rep, &msg, NN_MSG, NN_DONTWAIT);

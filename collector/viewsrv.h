@@ -71,4 +71,9 @@ struct coll_viewsrv_stats {
 };
 void coll_viewsrv_stats(const struct coll_viewsrv *srv, struct coll_viewsrv_stats *st);
 
+/* How long a keyframe's child may run before it is taken for stuck,
+ * killed, and keyframes are encoded in the loop from then on (default
+ * 120 s; tests set it to 0). */
+void coll_viewsrv_set_child_max_ns(struct coll_viewsrv *srv, uint64_t ns);
+
 #endif
