@@ -112,6 +112,39 @@ static void check_rebuild(const struct coll_history_cfg *h, unsigned ranks, unsi
 	recorder_free(&r);
 }
 
+/* More hosts than encode_hosts keeps on its stack (1024): its table is
+ * mapped, and the keyframe holds every host all the same. */
+static void many_hosts(void **state)
+{
+	(void)state;
+	struct coll_sim sim;
+	assert_int_equal(coll_sim_new(&sim, 1, IOP_WL_MIXED, T0, NULL, NULL, NULL), IOP_OK);
+	enum { HOSTS = 1500 };
+	for (unsigned i = 0; i < HOSTS; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "node%04u", i);
+		add_host(&sim, name, (uint64_t)(i + 1) << 32 | (i + 1));
+	}
+	assert_int_equal(coll_sim_run_until(&sim, T0 + 3 * SEC, 64), IOP_OK);
+	const struct coll_state *root = coll_root_state(sim.root);
+	uint8_t *kf = NULL, *again = NULL;
+	size_t cap = 0, cap2 = 0, len, len2;
+	assert_int_equal(coll_state_encode_keyframe(root, 0, &kf, &cap, &len), IOP_OK);
+	struct coll_state s;
+	assert_int_equal(coll_state_decode_keyframe(&s, kf, len), IOP_OK);
+	assert_true(s.n_hosts >= HOSTS);
+	assert_string_equal(coll_state_host(&s, 1), "node0000");
+	assert_string_equal(coll_state_host(&s, HOSTS), "node1499");
+	assert_int_equal(coll_state_encode_keyframe(&s, 0, &again, &cap2, &len2), IOP_OK);
+	assert_int_equal(len2, len);
+	assert_memory_equal(again, kf, len);
+	assert_true(coll_sim_same_state(&s, root));
+	free(kf);
+	free(again);
+	coll_state_free(&s);
+	coll_sim_free(&sim);
+}
+
 /* Small tiers, so that every ring wraps and bins fold before and after
  * the keyframe. */
 static void rebuild_small_tiers(void **state)
@@ -444,6 +477,7 @@ static void huge_counts_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(many_hosts),
 		cmocka_unit_test(rebuild_small_tiers),
 		cmocka_unit_test(rebuild_default_tiers),
 		cmocka_unit_test(rebuild_thinned_history),
