@@ -46,6 +46,26 @@ static void totals_row(struct tui_row *row, const struct coll_state *s, const st
 }
 
 /* Rows keyed by id (file of a rank, rank of a file) built from the totals. */
+/* Adds a totals cell to the row of id (rows from base on, found through
+ * map), making the row first when id has none. */
+static enum iop_err add_to_row(struct tui_table *t, struct idmap *map, size_t base,
+                               const struct coll_state *s, const struct tui_query *q,
+                               const struct coll_key *k, uint64_t id, bool by_file,
+                               const struct coll_cell *cell)
+{
+	uint32_t j = idmap_get(map, id, (uint32_t)(t->n - base));
+	if (j == UINT32_MAX)
+		return IOP_ERR_NOMEM;
+	if (j == t->n - base) {
+		struct tui_row *row = table_add(t);
+		if (!row)
+			return IOP_ERR_NOMEM;
+		totals_row(row, s, q, k, id, by_file);
+	}
+	add_total(&t->rows[base + j], k, cell);
+	return IOP_OK;
+}
+
 static enum iop_err totals_rows(struct tui_table *t, const struct coll_state *s,
                                 const struct tui_query *q, bool by_file)
 {
@@ -59,20 +79,8 @@ static enum iop_err totals_rows(struct tui_table *t, const struct coll_state *s,
 		if (!layer_in_scope(q, k->layer))
 			continue;
 		uint64_t id = by_file ? k->id : k->rank;
-		uint32_t j = idmap_get(&map, id, (uint32_t)(t->n - base));
-		if (j == UINT32_MAX) {
-			e = IOP_ERR_NOMEM;
+		if ((e = add_to_row(t, &map, base, s, q, k, id, by_file, &it.cell)))
 			break;
-		}
-		if (j == t->n - base) {
-			struct tui_row *row = table_add(t);
-			if (!row) {
-				e = IOP_ERR_NOMEM;
-				break;
-			}
-			totals_row(row, s, q, k, id, by_file);
-		}
-		add_total(&t->rows[base + j], k, &it.cell);
 	}
 	idmap_free(&map);
 	/* filter after the sums (a row's layers are known only then) */
@@ -188,20 +196,8 @@ enum iop_err build_fs_detail(struct tui_table *t, const struct coll_state *s,
 			if (!known)
 				continue;
 			uint64_t id = pass ? RANK_KEY(k->rank) : k->id;
-			uint32_t j = idmap_get(&map, id, (uint32_t)(t->n - base));
-			if (j == UINT32_MAX) {
-				e = IOP_ERR_NOMEM;
+			if ((e = add_to_row(t, &map, base, s, q, k, id, !pass, &it.cell)))
 				break;
-			}
-			if (j == t->n - base) {
-				struct tui_row *row = table_add(t);
-				if (!row) {
-					e = IOP_ERR_NOMEM;
-					break;
-				}
-				totals_row(row, s, q, k, id, !pass);
-			}
-			add_total(&t->rows[base + j], k, &it.cell);
 		}
 	idmap_free(&map);
 	idmap_free(&on);
