@@ -11,9 +11,10 @@
  *                       a multi-node `iopulse run`: on another host than the
  *                       root's, send to this node's leaf (nodeleaf.c)
  * Launcher processes (mpirun, orted, prted, srun, hydra proxies ...) are never
- * monitored. A forked child stops recording (nanomsg does not survive fork);
- * an exec'd program starts afresh from the environment (exec.c sends the
- * last frame of the image it replaces). */
+ * monitored. A forked child records as a process of its own (its sender
+ * speaks to the collector through spwire.c: nanomsg does not survive
+ * fork); an exec'd program starts afresh from the environment (exec.c sends
+ * the last frame of the image it replaces). */
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -147,11 +148,27 @@ static bool configure(void)
 	return true;
 }
 
+static void catch_if_default(int sig);
+
+/* A forked child records as a process of its own (sender.c says how).
+ * It is the owner of what it records from here on: its exit, _exit or
+ * exec sends its last frame, and so does SIGTERM at its default action
+ * (caught in a forked child only). That is how a parent ends the workers
+ * it forked once their work is done (Python's multiprocessing Pool, as it
+ * leaves its `with` block): right after their last I/O, which a sender
+ * that has not had its next round yet would lose whole. The reasons
+ * SIGTERM stays at its default in a rank (core.c, fatal_signals) are the
+ * launcher's, which does not signal a rank's children. */
 static void at_fork_child(void)
 {
-	/* The sender thread did not come along and nanomsg cannot be used
-	 * here: this process stops recording, cleanly. */
-	atomic_store(&shim.state, SHIM_OFF);
+	owner_pid = getpid();
+	shim.pid = owner_pid;
+	shim_threads_after_fork();
+	shim_objects_after_fork();
+	if (shim_sender_after_fork())
+		catch_if_default(SIGTERM);
+	else
+		atomic_store(&shim.state, SHIM_OFF);
 }
 
 void shim_set_rank(uint32_t rank)
@@ -233,19 +250,23 @@ static void on_fatal(int sig)
 }
 
 /* Only where the application left the default action. */
+static void catch_if_default(int sig)
+{
+	struct sigaction old;
+	if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+	    !(old.sa_flags & SA_SIGINFO)) {
+		struct sigaction sa = {0};
+		sa.sa_handler = on_fatal;
+		sa.sa_flags = SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sig, &sa, NULL);
+	}
+}
+
 static void catch_fatal_signals(void)
 {
-	for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
-		struct sigaction old;
-		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-		    !(old.sa_flags & SA_SIGINFO)) {
-			struct sigaction sa = {0};
-			sa.sa_handler = on_fatal;
-			sa.sa_flags = SA_RESETHAND;
-			sigemptyset(&sa.sa_mask);
-			sigaction(fatal_signals[i], &sa, NULL);
-		}
-	}
+	for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+		catch_if_default(fatal_signals[i]);
 }
 
 __attribute__((constructor(101))) static void shim_init(void)

@@ -6,9 +6,10 @@
  * exec starts inherits LD_PRELOAD and starts a shim of its own: same pid,
  * sequence numbers from 0 again (docs/shim.md says what a receiver sees).
  *
- * Only the process that started the sender does this: a forked child (not
- * recording) and a vfork child (sharing the parent's memory, whose getpid()
- * differs) call straight through. The real functions are resolved at
+ * Only the process that owns the sender does this (the one that started
+ * the shim, or a forked child with a sender of its own, sender.c): a vfork
+ * child (sharing the parent's memory, whose getpid() differs) calls
+ * straight through. The real functions are resolved at
  * start-up, so that a vfork child never runs dlsym in its parent's memory.
  *
  * glibc's execl* build an argv and call execve internally; a variadic call

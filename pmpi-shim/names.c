@@ -64,8 +64,32 @@ static void exclude_runtime_dirs(void)
 	}
 }
 
+/* Held across fork, so that a forked child (which records, sender.c)
+ * finds the table whole and its lock free: another thread may be interning
+ * a name when one forks. The forking thread is busy meanwhile: a signal
+ * handler's I/O passes through instead of waiting for the lock. */
+static int fork_was_busy;
+
+static void before_fork(void)
+{
+	struct shim_thread *t = shim_self_tls;
+	fork_was_busy = t ? t->busy : 0;
+	if (t)
+		t->busy = 1;
+	pthread_mutex_lock(&lock);
+}
+
+static void after_fork(void)
+{
+	pthread_mutex_unlock(&lock);
+	struct shim_thread *t = shim_self_tls;
+	if (t)
+		t->busy = fork_was_busy;
+}
+
 int shim_names_init(void)
 {
+	pthread_atfork(before_fork, after_fork, after_fork);
 	const char *ex = getenv("IOPULSE_EXCLUDE");
 	if (ex)
 		snprintf(excluded, sizeof excluded, "%s", ex);

@@ -219,9 +219,17 @@ void shim_objects_refresh(void)
 	pthread_mutex_unlock(&writer);
 }
 
+/* In a forked child: the writer's lock may have been held by the parent's
+ * sender at the fork (a scan that never ends here); the table it guards
+ * is whole up to n_objs, and the child scans again. */
+void shim_objects_after_fork(void)
+{
+	pthread_mutex_init(&writer, NULL);
+	atomic_store_explicit(&refresh_wanted, 1, memory_order_relaxed);
+}
+
 /* Before an object is unloaded: its code may be the site of calls not
- * named yet. Not in a forked child (recording is off there, and the
- * writer's lock may have been held by the sender at fork). */
+ * named yet. */
 SHIM_EXPORT int dlclose(void *handle)
 {
 	SHIM_REAL(dlclose);

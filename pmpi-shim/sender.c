@@ -18,7 +18,11 @@
  * the exec fails). A request is a flag or a counter, then wake(); answers
  * come back through progress (a futex), so asking and waiting are
  * async-signal-safe. Events carry site keys; draining turns them into SITE
- * names (sites.c), named here, once. */
+ * names (sites.c), named here, once.
+ *
+ * A forked child gets a sender of its own (shim_sender_after_fork()), the
+ * same rounds over a pipe spwire.c speaks by hand, since nanomsg does not
+ * survive fork. */
 #include <nanomsg/nn.h>
 #include <nanomsg/pipeline.h>
 #include <nanomsg/reqrep.h>
@@ -37,6 +41,7 @@
 #include "sender_api.h"
 #include "shim.h"
 #include "sites.h"
+#include "spwire.h"
 
 #define STAGE     4096
 #define FRAME_CAP (64 * 1024)
@@ -84,8 +89,20 @@ static struct {
 	_Atomic int exec_pending;             /* threads inside an exec */
 	_Atomic unsigned exec_asked, exec_served; /* last frames asked for, sent */
 	uint64_t send_failures, retired_events, retired_dropped, retired_ticks;
+	bool calibrated;
+	/* A forked child's sender (shim_sender_after_fork): nanomsg is not
+	 * used, the pipe is spwire.c's, connected once there is something to
+	 * send (a child that only execs or exits sends nothing). */
+	bool forked;
+	bool table_done;        /* forked: its own descriptor table tried */
+	struct shim_sp sp;      /* forked: the PUSH pipe (fd -1 while not connected) */
+	struct shim_sp *req;    /* forked: the REQ pipe while the last frame goes out */
+	unsigned send_ms;       /* forked: how long a send that may wait waits */
+	uint64_t next_connect_ns; /* forked: CLOCK_MONOTONIC of the next try */
+	struct shim_sp_pend pend;
+	uint8_t pend_buf[FRAME_CAP + 16];
 	uint8_t frame[FRAME_CAP];
-} S = {.sock = -1, .announced = 1};
+} S = {.sock = -1, .announced = 1, .sp = {.fd = -1}};
 
 static void *map(size_t len)
 {
@@ -359,12 +376,91 @@ static void resync(void)
 	S.need_resync = false;
 }
 
+/* ------------------------------------------------------------ the link */
+
+/* The pipe a forked child's frames go through now. */
+static struct shim_sp *raw_pipe(void)
+{
+	return S.req ? S.req : &S.sp;
+}
+
 /* Whether the socket would take a frame now (a collector is connected and
  * its pipe has room); when nanomsg cannot tell, it may. */
 static bool writable(void)
 {
+	if (S.forked)
+		return shim_sp_writable(raw_pipe());
 	struct nn_pollfd p = {.fd = S.sock, .events = NN_POLLOUT};
 	return nn_poll(&p, 1, 0) != 0;
+}
+
+/* Sends the frame built: with no wait, or waiting at most the send
+ * timeout (link_timeout()). */
+static bool link_send(size_t len, bool wait)
+{
+	if (S.forked)
+		return shim_sp_send(raw_pipe(), S.frame, len, wait ? S.send_ms : 0) == 0;
+	return nn_send(S.sock, S.frame, len, wait ? 0 : NN_DONTWAIT) == (int)len;
+}
+
+static void link_timeout(int ms)
+{
+	if (S.forked)
+		S.send_ms = (unsigned)ms;
+	else
+		nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+}
+
+/* The socket is there to send on: always in the process that started the
+ * shim; a forked child connects now, or tries again 100 ms later. Its
+ * first connection is made from a descriptor table of its own, as the
+ * parent's sender's is (shim_fd_table_unshare()). */
+static bool link_up(void)
+{
+	if (!S.forked || S.req || S.sp.fd >= 0)
+		return true;
+	uint64_t now = iop_mono_ns();
+	if (now < S.next_connect_ns)
+		return false;
+	bool own_table = false;
+	if (!S.table_done) {
+		own_table = shim_fd_table_unshare();
+		S.table_done = true;
+	}
+	int e = shim_sp_connect(&S.sp, shim.addr, SHIM_SP_PUSH, &S.pend, 1000);
+	if (e) {
+		iop_debug("forked child: cannot connect to collector %s (%s)", shim.addr, strerror(-e));
+		S.next_connect_ns = now + 100000000u;
+	} else {
+		S.need_resync = true; /* a new pipe: every name and counter on it */
+	}
+	if (own_table)
+		shim_fd_table_seal();
+	return e == 0;
+}
+
+/* The link closed, what it had taken written out first (at most wait_ms). */
+static void link_close(unsigned wait_ms)
+{
+	if (S.forked) {
+		shim_sp_close(&S.sp, wait_ms);
+		S.need_resync = true;
+	} else if (S.sock >= 0) {
+		nn_close(S.sock);
+		S.sock = -1;
+	}
+}
+
+/* A forked child that has not sent a frame and has nothing to send: no
+ * connection, no frame (its inherited names alone are not worth one). */
+static bool child_silent(void)
+{
+	if (!S.forked || S.sp.fd >= 0 || S.seq || S.n_stage || S.n_dirty || S.rings_left)
+		return false;
+	for (struct shim_thread *t = atomic_load(&shim.threads); t; t = t->next)
+		if (atomic_load_explicit(&t->if_start, memory_order_relaxed))
+			return false; /* a call in flight, maybe hung: it is reported */
+	return true;
 }
 
 /* Sends frames until nothing is pending (or max frames); false when the
@@ -377,6 +473,8 @@ static bool cycle(bool final, int flags, unsigned max)
 	}
 	for (unsigned f = 0; f < max; f++) {
 		collect();
+		if (child_silent())
+			return true;
 		/* Nothing new: still a frame every HEARTBEAT_NS, so that a call
 		 * hung in flight is reported and the collector knows the process
 		 * is alive (a silent one is taken for dead). */
@@ -390,14 +488,16 @@ static bool cycle(bool final, int flags, unsigned max)
 		 * while the rings fill, so without a collector the sender took
 		 * three times the CPU it takes with one (docs/shim.md). The
 		 * events stay pending, the stage and the rings as before. */
-		if ((flags & NN_DONTWAIT) && S.refused && !writable())
+		if (!link_up() || ((flags & NN_DONTWAIT) && S.refused && !writable()))
 			return false;
+		if (S.need_resync) /* link_up() connected a forked child again */
+			resync();
 		size_t len;
 		uint32_t names_to, counters_in;
 		unsigned events_in;
 		if (build(final, &len, &names_to, &counters_in, &events_in) != IOP_OK)
 			return false;
-		if (nn_send(S.sock, S.frame, len, flags) != (int)len) {
+		if (!link_send(len, !(flags & NN_DONTWAIT))) {
 			/* Refused (no collector yet, or a full pipe): everything
 			 * stays pending, the events too, and the next round tries
 			 * again. While it is refused the stage stays full and the
@@ -526,8 +626,10 @@ static bool send_final_acked(unsigned wait_ms);
  * IOPULSE_FINAL_ADDR is set), each send waiting at most wait_ms. */
 static void send_last(unsigned wait_ms)
 {
-	int ms = (int)wait_ms;
-	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+	collect();
+	if (child_silent())
+		return;
+	link_timeout((int)wait_ms);
 	bool acked = false;
 	if (shim.final_addr[0]) {
 		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
@@ -543,7 +645,10 @@ static void send_last(unsigned wait_ms)
 		if (cycle(true, 0, 1024)) {
 			/* nanomsg has no linger: give its I/O thread a moment to
 			 * write what was accepted (a refused send means no
-			 * collector: no wait). */
+			 * collector: no wait). A forked child's pipe has written
+			 * it, but the receiving nanomsg drops a message it has
+			 * read and not yet handed out when the pipe closes: the
+			 * same moment is left to it before the close. */
 			sleep_ms(wait_ms < 50 ? wait_ms : 50);
 			return;
 		}
@@ -571,6 +676,8 @@ static void final_for_exec(void)
 		asked = atomic_load(&S.exec_asked);
 		rearm_final();
 		send_last(SHIM_EXEC_WAIT_MS);
+		if (S.forked) /* its pipe does not survive the exec: written out now */
+			link_close(SHIM_EXEC_WAIT_MS);
 		atomic_store(&S.exec_served, asked);
 		served();
 		while (atomic_load(&S.exec_pending) && atomic_load(&S.exec_asked) == asked &&
@@ -584,10 +691,11 @@ static void final_for_exec(void)
 /* The last frame, because a signal handler asked. */
 static void final_for_signal(void)
 {
-	int ms = 200;
-	nn_setsockopt(S.sock, NN_SOL_SOCKET, NN_SNDTIMEO, &ms, sizeof ms);
+	link_timeout(200);
 	if (cycle(true, 0, 1024))
-		sleep_ms(20); /* let nanomsg's thread write it */
+		sleep_ms(20); /* let nanomsg's threads write it and hand it out */
+	if (S.forked)
+		link_close(100);
 	atomic_store(&S.fatal_done, 1);
 	served();
 }
@@ -598,8 +706,7 @@ static void final_for_exit(void)
 	atomic_store(&S.last_begun, 1);
 	served();
 	send_last(S.last_wait_ms);
-	nn_close(S.sock);
-	S.sock = -1;
+	link_close(S.last_wait_ms);
 	atomic_store(&S.last_done, 1);
 	served();
 }
@@ -664,6 +771,15 @@ static void *sender_main(void *arg)
 	shim_thread_mark_internal();
 	/* nanomsg's workers, started from here, inherit the name (and the table) */
 	pthread_setname_np(pthread_self(), "iopulse-sender");
+	if (S.forked) {
+		/* connects when there is something to send (link_up()) */
+		if (!S.calibrated)
+			calibrate(); /* the fork came before the parent's ended */
+		serve();
+		atomic_store(&S.gone, 1);
+		served();
+		return NULL;
+	}
 	bool own_table = shim_fd_table_unshare();
 	bool connected = open_socket();
 	if (connected) {
@@ -687,9 +803,12 @@ static void *sender_main(void *arg)
 	return NULL;
 }
 
+static bool child_recorded_nothing(void);
+
 bool shim_sender_exec_begin(void)
 {
-	if (!S.running || atomic_load(&S.stop) || atomic_load(&S.gone))
+	if (!S.running || atomic_load(&S.stop) || atomic_load(&S.gone) ||
+	    child_recorded_nothing())
 		return false;
 	atomic_fetch_add(&S.exec_pending, 1);
 	unsigned mine = atomic_fetch_add(&S.exec_asked, 1) + 1;
@@ -748,6 +867,7 @@ static void calibrate(void)
 {
 	if (!shim.use_tsc) {
 		iop_clock_init_mono(&S.clk);
+		S.calibrated = true;
 		return;
 	}
 	struct iop_clock_calib k = {0};
@@ -760,9 +880,10 @@ static void calibrate(void)
 	if (!iop_clock_calib_done(&S.clk, &k, full))
 		iop_warn("TSC calibration was inconsistent (%.0f Hz); timings may be off",
 			 S.clk.tsc_hz);
+	S.calibrated = true;
 }
 
-int shim_sender_start(void)
+static int start_thread(void)
 {
 	/* nanomsg's worker threads and ours inherit this mask: signals go to
 	 * the application's threads, never to a thread holding the shim's
@@ -772,7 +893,12 @@ int shim_sender_start(void)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	int r = pthread_create(&S.thread, NULL, sender_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0)
+	return r;
+}
+
+int shim_sender_start(void)
+{
+	if (start_thread() != 0)
 		return -1;
 	/* Bounded: nn_socket and nn_connect do not wait for the network. */
 	if (!wait_count(&S.setup_done, 1, 2000)) {
@@ -790,9 +916,26 @@ void shim_sender_go(void)
 	wake();
 }
 
+/* send_final_acked() in a forked child: over spwire.c's REQ pipe. */
+static bool send_final_acked_raw(unsigned wait_ms)
+{
+	struct shim_sp req;
+	if (shim_sp_connect(&req, shim.final_addr, SHIM_SP_REQ, NULL, wait_ms) != 0)
+		return false;
+	S.req = &req;
+	bool ok = cycle(true, 0, 1) && S.final_sent;
+	S.req = NULL;
+	uint8_t reply;
+	ok = ok && shim_sp_reply(&req, &reply, 1, wait_ms) >= 0;
+	shim_sp_close(&req, 0);
+	return ok;
+}
+
 /* The last frame over REQ/REP, so that its arrival is known. */
 static bool send_final_acked(unsigned wait_ms)
 {
+	if (S.forked)
+		return send_final_acked_raw(wait_ms);
 	int req = nn_socket(AF_SP, NN_REQ);
 	if (req < 0)
 		return false;
@@ -815,10 +958,33 @@ static bool send_final_acked(unsigned wait_ms)
 	return ok;
 }
 
+/* A forked child that has recorded nothing at all, seen from any thread:
+ * every ring empty and nothing dropped, and the sender holds nothing and
+ * has sent nothing (it fills the stage and the counters before it
+ * publishes a ring's tail). Its exit and its exec need no last frame, and
+ * do not wait for the sender: most forks exec or exit at once. */
+static bool child_recorded_nothing(void)
+{
+	if (!S.forked)
+		return false;
+	for (struct shim_thread *t = atomic_load(&shim.threads); t; t = t->next)
+		if (atomic_load_explicit(&t->tail, memory_order_acquire) !=
+			    atomic_load_explicit(&t->head, memory_order_acquire) ||
+		    atomic_load_explicit(&t->dropped, memory_order_relaxed) ||
+		    atomic_load_explicit(&t->if_start, memory_order_relaxed))
+			return false;
+	return !S.n_stage && !S.n_dirty && !S.seq && S.sp.fd < 0;
+}
+
 void shim_sender_stop_and_flush(unsigned wait_ms)
 {
 	if (!S.running || atomic_load(&S.fatal_done))
 		return;
+	if (child_recorded_nothing()) {
+		atomic_store(&S.stop, 1);
+		wake();
+		return;
+	}
 	S.last_wait_ms = wait_ms;
 	atomic_store(&S.stop, 1);
 	wake();
@@ -836,10 +1002,69 @@ void shim_sender_stop_and_flush(unsigned wait_ms)
 
 void shim_flush(void)
 {
-	/* not in a forked child (its state is off): the sender did not come along */
+	/* not once recording is off, nor while an exec is in progress */
 	if (!S.running || atomic_load(&shim.state) != SHIM_ON || atomic_load(&S.exec_pending))
 		return;
 	unsigned mine = atomic_fetch_add(&S.flush_asked, 1) + 1;
 	wake();
 	wait_count(&S.flush_served, mine, 250);
+}
+
+/* In a forked child, from its fork handler (one thread: the one that
+ * forked; its ring was emptied by shim_threads_after_fork()). The
+ * parent's sender did not come along and nanomsg cannot be used here (its
+ * worker threads stayed behind, its locks may be held). The child records
+ * as a process of its own, the way the leaf sees one (its pid): counters
+ * from zero, every name announced again, and a sender of its own, which
+ * connects through spwire.c once there is something to send. False when
+ * the parent was not recording (or was ending): the child does not. */
+bool shim_sender_after_fork(void)
+{
+	bool was_on = S.running && !atomic_load(&S.stop) && !atomic_load(&S.gone) &&
+		      !atomic_load(&S.fatal_request) && !atomic_load(&S.exec_pending);
+	if (S.cum)
+		syscall(SYS_munmap, S.cum, (size_t)S.cum_files * CELLS * sizeof *S.cum);
+	if (S.dirty)
+		syscall(SYS_munmap, S.dirty, S.dirty_cap * sizeof *S.dirty);
+	/* (had the parent's sender been growing either at the fork, the new
+	 * mapping is lost to the child and the old one may be gone already:
+	 * both are dropped, not used) */
+	S.cum = NULL;
+	S.dirty = NULL;
+	S.cum_files = S.n_dirty = S.dirty_cap = 0;
+	S.n_stage = 0;
+	S.seq = 0;
+	S.announced = 1;
+	S.final_sent = S.need_resync = S.resynced_for_final = S.rings_left = S.refused = false;
+	S.round_pending = S.last_sent_ns = 0;
+	S.send_failures = S.retired_events = S.retired_dropped = S.retired_ticks = 0;
+	atomic_store(&S.stop, 0);
+	atomic_store(&S.gone, 0);
+	atomic_store(&S.setup_done, 0);
+	atomic_store(&S.last_begun, 0);
+	atomic_store(&S.last_done, 0);
+	atomic_store(&S.frames_out, 0);
+	atomic_store(&S.work, 0);
+	atomic_store(&S.fatal_request, 0);
+	atomic_store(&S.fatal_done, 0);
+	atomic_store(&S.flush_asked, 0);
+	atomic_store(&S.flush_served, 0);
+	atomic_store(&S.exec_pending, 0);
+	atomic_store(&S.exec_asked, 0);
+	atomic_store(&S.exec_served, 0);
+	S.wake_seen = atomic_load(&S.wake_seq);
+	S.sock = -1; /* the parent's; its descriptors are nanomsg's, left alone */
+	S.running = false;
+	if (!was_on)
+		return false;
+	S.forked = true;
+	S.table_done = false;
+	S.sp = (struct shim_sp){.fd = -1};
+	S.req = NULL;
+	S.next_connect_ns = 0;
+	S.pend = (struct shim_sp_pend){.buf = S.pend_buf, .cap = sizeof S.pend_buf};
+	if (start_thread() != 0)
+		return false;
+	S.running = true;
+	return true;
 }

@@ -505,6 +505,11 @@ void shim_exec_init(void);
  * calibrates the clock meanwhile; 0 when it is connected. Then
  * shim_sender_go() once recording is on: the rounds begin. */
 int shim_sender_start(void);
+/* A forked child's state (its fork handler, in this order): threads and
+ * objects, then the sender, which says whether the child records. */
+void shim_threads_after_fork(void);
+void shim_objects_after_fork(void);
+bool shim_sender_after_fork(void);
 void shim_sender_go(void);
 /* At exit: has the sender send the last frame and waits for it while
  * frames go out (1 s, then 4 wait_ms + 100 ms, without one: it gives

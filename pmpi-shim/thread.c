@@ -202,3 +202,30 @@ void shim_end_dropped(struct shim_call *c, const struct shim_result *r)
 {
 	finish(c, r, shim_ticks(), false);
 }
+
+/* In a forked child, from its fork handler: only the thread that forked
+ * came along. The others' states are let go, and this one's ring is
+ * emptied: what it held is the parent's to send, and the child's counts
+ * start from zero (sender.c). */
+void shim_threads_after_fork(void)
+{
+	struct shim_thread *self = shim_self_tls;
+	for (struct shim_thread *t = atomic_load(&shim.threads), *next; t; t = next) {
+		next = t->next;
+		if (t != self)
+			syscall(SYS_munmap, t, sizeof *t);
+	}
+	if (self) {
+		uint64_t head = atomic_load_explicit(&self->head, memory_order_relaxed);
+		atomic_store_explicit(&self->tail, head, memory_order_relaxed);
+		self->room_end = head + SHIM_RING;
+		self->drained = 0;
+		atomic_store_explicit(&self->dropped, 0, memory_order_relaxed);
+		atomic_store_explicit(&self->shim_ticks, 0, memory_order_relaxed);
+		memset(self->drops, 0, sizeof self->drops);
+		memset(self->drops_seen, 0, sizeof self->drops_seen);
+		self->drops_taken = 0;
+		self->next = NULL;
+	}
+	atomic_store(&shim.threads, self);
+}

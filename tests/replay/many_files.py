@@ -6,8 +6,8 @@ writing 400 files of 16 KiB in its own directory (800 files, all within a
 tick or two), recorded with the default detail (view: up to 256 file rows a
 tick, beyond that the top 256 by bytes and by time, the files an alert
 names, and one '(other files)' row with the rest's sums). fio runs with
---thread: the processes it forks by default are not recorded (docs/shim.md,
-"fork").
+--thread, one process a rank (its default, a forked process per job, is
+tests/run-e2e/forked_e2e.py's).
 
 Checks, each against what was really moved:
 - live: the job's 800 files are each 16 KiB on disk and in the summary, and
