@@ -12,6 +12,12 @@
  *   keyframe_MiB         the last keyframe's size, before compression
  *   rec_keyframe_write_ms  writing one keyframe (encode, compress, write),
  *                        mean over the hour
+ *   rec_tick_max_ms_beside  the longest a tick's recording call kept the
+ *                        caller's loop, with keyframes encoded by a forked
+ *                        child (the default, record.c), the same ticks
+ *                        recorded into a second file in the same loop;
+ *                        rec_tick_max_ms_in_loop: the same with keyframes
+ *                        encoded in the loop (the first file)
  *   replay_speedup       `iopulse replay FILE --headless` of the recording
  *                        (every DELTA applied, the alerts re-run, the
  *                        summary): how many times faster than real time
@@ -143,12 +149,22 @@ int main(int argc, char **argv)
 	struct coll_job_info job = {.id = 1, .start_ns = T0, .command = "seek_bench",
 	                            .tick_ns = SEC};
 	/* KF_SHARE and KF_PERIODS override the keyframe spacing (record.h) */
+	/* in the loop: rec_keyframe_write_ms times the encoding too */
 	struct coll_record_opts ro = {
+		.keyframe_in_loop = true,
 		.keyframe_share = getenv("KF_SHARE") ? atof(getenv("KF_SHARE")) : 0,
 		.keyframe_periods = getenv("KF_PERIODS") ? (uint32_t)atoi(getenv("KF_PERIODS")) : 0};
 	struct coll_record *rec = coll_record_open_opts(path, &job, &ro);
 	if (!rec)
 		return 1;
+	char path2[4200];
+	snprintf(path2, sizeof path2, "%s.beside", path);
+	struct coll_record_opts ro2 = ro;
+	ro2.keyframe_in_loop = false;
+	struct coll_record *rec2 = coll_record_open_opts(path2, &job, &ro2);
+	if (!rec2)
+		return 1;
+	double tick_max_ms = 0, tick_max2_ms = 0;
 	struct coll_state s;
 	coll_state_init(&s, SEC, NULL);
 	struct coll_delta d;
@@ -161,16 +177,27 @@ int main(int argc, char **argv)
 		must(coll_state_apply(&s, &d), "apply");
 		uint64_t t0 = iop_mono_ns();
 		coll_record_tick_state(rec, &d, &s);
+		double ms = (double)(iop_mono_ns() - t0) / 1e6;
 		struct coll_record_stats st;
 		coll_record_stats(rec, &st);
 		if (st.keyframes != kf_before) {
-			kf_ms += (double)(iop_mono_ns() - t0) / 1e6;
+			kf_ms += ms;
 			kf_before = st.keyframes;
 		}
+		if (ms > tick_max_ms)
+			tick_max_ms = ms;
+		t0 = iop_mono_ns();
+		coll_record_tick_state(rec2, &d, &s);
+		ms = (double)(iop_mono_ns() - t0) / 1e6;
+		if (ms > tick_max2_ms)
+			tick_max2_ms = ms;
 	}
-	struct coll_record_stats st;
+	struct coll_record_stats st, st2;
 	coll_record_stats(rec, &st);
 	coll_record_close(rec);
+	coll_record_stats(rec2, &st2);
+	coll_record_close(rec2);
+	unlink(path2);
 	coll_delta_free(&d);
 	coll_state_free(&s);
 	free(ctr_ops);
@@ -213,5 +240,10 @@ int main(int argc, char **argv)
 		printf("rec_keyframe_write_ms %.1f ms\n", st.keyframes ? kf_ms / (double)st.keyframes : 0.0);
 	if (bench_wanted(argc, argv, "replay_speedup"))
 		printf("replay_speedup %.1f x\n", speedup);
+	if (bench_wanted(argc, argv, "rec_tick_max_ms_beside")) {
+		printf("rec_tick_max_ms_beside %.1f ms (%" PRIu64 " keyframes by a child, most records "
+		       "held %" PRIu64 ")\n", tick_max2_ms, st2.keyframes_beside, st2.records_held_max);
+		printf("rec_tick_max_ms_in_loop %.1f ms\n", tick_max_ms);
+	}
 	return 0;
 }

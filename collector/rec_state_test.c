@@ -83,6 +83,12 @@ static void record_job_detail(const char *path, size_t part_max, uint64_t every,
 		assert_true(st.keyframe_frames > st.keyframes); /* in parts */
 	else
 		assert_int_equal(st.keyframe_frames, st.keyframes);
+	/* each encoded by a child beside the loop (record.c), none in place;
+	 * the records written meanwhile were held and follow it (the states
+	 * the seeks below build say the file reads as before) */
+	assert_int_equal(st.keyframes_beside, st.keyframes);
+	print_message("keyframes %" PRIu64 ", beside the loop %" PRIu64 ", most records held %" PRIu64
+	              "\n", st.keyframes, st.keyframes_beside, st.records_held_max);
 	encode(coll_root_state(sim.root), root, root_len);
 	coll_record_close(rec);
 	coll_sim_free(&sim);

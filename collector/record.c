@@ -9,12 +9,15 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "frame.h"
 #include "keyframe.h"
 #include "rec.h"
+#include "rec_hold.h"
 #include "rec_io.h"
 #include "rec_view.h"
 #include "hash.h"
+#include "snapshot.h"
 
 #define KEYFRAME_EVERY_NS (60 * 1000000000ull)
 #define KEYFRAME_DELTA_SHARE 1  /* a keyframe waits for its own bytes of DELTAs */
@@ -56,7 +59,22 @@ struct coll_record {
 	struct coll_tick lean;     /* the rows written */
 	struct coll_tick excl;     /* RANK rows' exclusive time not written yet */
 	struct coll_ctrset pend;   /* counters not written yet: each one's latest */
+	/* The keyframe being encoded beside the loop (key_start()): of the
+	 * state after tick key_t, written at key_time_ns once the child is
+	 * done, then every record held meanwhile, in order. */
+	struct coll_snapshot snap;
+	bool key_pending;
+	bool key_in_loop;          /* a child overran, or opts: encode in the loop */
+	int64_t key_t;
+	uint64_t key_time_ns, key_started_ns;
+	struct rec_hold hold;
 };
+
+/* A keyframe's child that has not finished in this long is taken for
+ * stuck (killed, that keyframe skipped, later ones encoded in the loop);
+ * records held past this many bytes end the wait the same way. */
+#define KEY_CHILD_MAX_NS (120 * 1000000000ull)
+#define HOLD_MAX         ((size_t)256 << 20)
 
 static bool lean(const struct coll_record *r)
 {
@@ -97,8 +115,10 @@ struct coll_record *coll_record_open_opts(const char *path, const struct coll_jo
 		fprintf(stderr, "iopulse: cannot record: out of memory\n");
 		return NULL;
 	}
+	r->snap = (struct coll_snapshot)COLL_SNAPSHOT_INIT;
 	if (opts)
 		r->opts = *opts;
+	r->key_in_loop = r->opts.keyframe_in_loop;
 	if (!r->opts.keyframe_every_ns) {
 		r->opts.keyframe_every_ns = KEYFRAME_EVERY_NS;
 		r->spaced = true;
@@ -168,16 +188,11 @@ void coll_record_tick(struct coll_record *r, const struct coll_delta *d)
 	coll_record_tick_state(r, d, NULL);
 }
 
-/* Writes the keyframe of s (the state after tick t) as one or more
+/* Writes an encoded keyframe (of the state after tick t) as one or more
  * KEYFRAME frames at time_ns. */
-static enum iop_err write_keyframe(struct coll_record *r, const struct coll_state *s, int64_t t,
-                                   uint64_t time_ns)
+static enum iop_err write_keyframe_bytes(struct coll_record *r, const uint8_t *kf, size_t len,
+                                         int64_t t, uint64_t time_ns)
 {
-	size_t len;
-	if (coll_state_encode_keyframe(s, COLL_REC_KEYFRAME_MAX, &r->kf, &r->kf_cap, &len)) {
-		r->st.keyframes_skipped++;
-		return IOP_OK;
-	}
 	size_t per = r->opts.keyframe_part_max;
 	size_t parts = (len + per - 1) / per;
 	if (parts > COLL_REC_KEYFRAME_PARTS) {
@@ -194,7 +209,7 @@ static enum iop_err write_keyframe(struct coll_record *r, const struct coll_stat
 		iop_put_varint(&c, i);
 		iop_put_varint(&c, parts);
 		iop_put_varint(&c, len);
-		iop_put_bytes(&c, r->kf + at, n);
+		iop_put_bytes(&c, kf + at, n);
 		enum iop_err e = c.err;
 		if (!e)
 			e = rec_write(r->w, REC_KEYFRAME, time_ns, r->part, (size_t)(c.p - r->part));
@@ -206,6 +221,88 @@ static enum iop_err write_keyframe(struct coll_record *r, const struct coll_stat
 	r->st.keyframe_bytes = len;
 	r->key_bytes = len;
 	return IOP_OK;
+}
+
+/* A record: written, or held while a keyframe is encoded beside the loop
+ * (written after it, in order). What cannot be held waits for the
+ * keyframe. */
+static enum iop_err put(struct coll_record *r, enum rec_type type, uint64_t time_ns,
+                        const void *payload, size_t len);
+
+static void fill_keyframe(const void *arg, struct iop_wcur *c)
+{
+	coll_state_encode_keyframe_cur(arg, c);
+}
+
+/* The keyframe beside the loop, once its child is done (wait: waiting for
+ * it): written, then what was held meanwhile. A child that failed, or
+ * overran, skips that keyframe: a reader then starts from the one before
+ * (docs/recording.md); the recording goes on. */
+static enum iop_err key_settle(struct coll_record *r, bool wait)
+{
+	if (!r->key_pending)
+		return IOP_OK;
+	const uint8_t *kf = NULL;
+	size_t len = 0;
+	bool overrun = !wait && (iop_mono_ns() - r->key_started_ns >= KEY_CHILD_MAX_NS ||
+	                         r->hold.len > HOLD_MAX);
+	enum iop_err e = overrun ? IOP_ERR_TIMEOUT : coll_snapshot_collect(&r->snap, wait, &kf, &len);
+	if (e == IOP_ERR_TIMEOUT && !overrun)
+		return IOP_OK; /* not done yet */
+	r->key_pending = false;
+	enum iop_err we = IOP_OK;
+	if (!e) {
+		r->st.keyframes_beside++;
+		we = write_keyframe_bytes(r, kf, len, r->key_t, r->key_time_ns);
+	} else {
+		r->st.keyframes_skipped++;
+		coll_snapshot_free(&r->snap); /* kills it, if it still runs */
+		if (overrun)
+			r->key_in_loop = true;
+	}
+	if (r->hold.count > r->st.records_held_max)
+		r->st.records_held_max = r->hold.count;
+	enum iop_err he = rec_hold_write(&r->hold, r->w);
+	return we ? we : he;
+}
+
+/* The keyframe of s (the state after tick t), at time_ns: encoded by a
+ * forked child (snapshot.h) while the loop goes on, or here when none
+ * can be started. Encoding a large state takes long (0.4 s for one
+ * process writing 1500 files at 100 ms ticks; seconds at 1024 ranks), and
+ * in `iopulse run` the loop is also the leaf's, whose frames would wait
+ * (docs/recording.md, "Keyframes beside the loop"). */
+static enum iop_err key_start(struct coll_record *r, const struct coll_state *s, int64_t t,
+                              uint64_t time_ns)
+{
+	enum iop_err e = key_settle(r, true); /* one at a time */
+	if (e)
+		return e;
+	if (!r->key_in_loop &&
+	    coll_snapshot_start(&r->snap, COLL_REC_KEYFRAME_MAX, fill_keyframe, s) == IOP_OK) {
+		r->key_pending = true;
+		r->key_t = t;
+		r->key_time_ns = time_ns;
+		r->key_started_ns = iop_mono_ns();
+		return IOP_OK;
+	}
+	size_t len;
+	if (coll_state_encode_keyframe(s, COLL_REC_KEYFRAME_MAX, &r->kf, &r->kf_cap, &len)) {
+		r->st.keyframes_skipped++;
+		return IOP_OK;
+	}
+	return write_keyframe_bytes(r, r->kf, len, t, time_ns);
+}
+
+static enum iop_err put(struct coll_record *r, enum rec_type type, uint64_t time_ns,
+                        const void *payload, size_t len)
+{
+	enum iop_err e = key_settle(r, false);
+	if (!e && r->key_pending && rec_hold_add(&r->hold, type, time_ns, payload, len) == IOP_OK)
+		return IOP_OK;
+	if (!e)
+		e = key_settle(r, true);
+	return e ? e : rec_write(r->w, type, time_ns, payload, len);
 }
 
 /* Counters held back past this many are written at the next tick. */
@@ -392,13 +489,13 @@ void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
 			coll_ctrset_clear(&r->pend);
 	}
 	if (!e)
-		e = rec_write(r->w, REC_DELTA, end_ns, r->buf, len);
+		e = put(r, REC_DELTA, end_ns, r->buf, len);
 	if (!e)
 		r->delta_bytes += len;
 	if (!e && s && !r->last_key_ns)
 		r->last_key_ns = end_ns;
 	else if (!e && key) {
-		e = write_keyframe(r, s, d->tick.t, end_ns);
+		e = key_start(r, s, d->tick.t, end_ns);
 		r->last_key_ns = end_ns;
 		r->delta_bytes = 0;
 	}
@@ -435,7 +532,7 @@ void coll_record_alert(struct coll_record *r, uint64_t t_ns, json_t *alert)
 		return;
 	name_subject(r, alert);
 	char *text = json_dumps(alert, JSON_COMPACT | JSON_REAL_PRECISION(16));
-	enum iop_err e = text ? rec_write(r->w, REC_ALERT, t_ns, text, strlen(text)) : IOP_ERR_NOMEM;
+	enum iop_err e = text ? put(r, REC_ALERT, t_ns, text, strlen(text)) : IOP_ERR_NOMEM;
 	free(text);
 	if (e)
 		report(r, e);
@@ -457,7 +554,7 @@ void coll_record_events(struct coll_record *r, uint64_t t_ns, const uint8_t *fra
 	size_t body = len - IOP_MAC_BYTES;
 	enum iop_err e = iop_mac(&zero, r->buf, body, r->buf + body);
 	if (!e)
-		e = rec_write(r->w, REC_EVENTS, t_ns, r->buf, len);
+		e = put(r, REC_EVENTS, t_ns, r->buf, len);
 	if (e)
 		report(r, e);
 }
@@ -466,7 +563,12 @@ void coll_record_close(struct coll_record *r)
 {
 	if (!r)
 		return;
-	enum iop_err e = rec_close(r->w);
+	enum iop_err e = r->failed ? IOP_OK : key_settle(r, true);
+	if (e)
+		report(r, e);
+	coll_snapshot_free(&r->snap);
+	rec_hold_free(&r->hold);
+	e = rec_close(r->w);
 	if (e && !r->failed)
 		fprintf(stderr, "iopulse: closing the recording %s: %s\n", r->path, iop_strerror(e));
 	rec_io_close(r->io);

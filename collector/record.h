@@ -75,6 +75,8 @@ struct coll_record_opts {
 	                              this many times its bytes of DELTAs (0: the
 	                              detail's own, record.c) */
 	uint32_t keyframe_periods; /* ... or this many periods (0: the detail's own) */
+	bool keyframe_in_loop;     /* encode keyframes in the caller's loop, not in a
+	                              forked child (benchmarks that time them) */
 	uint64_t counters_ns; /* lean: counters every this long (0: 10 min); the
 	                         default above its rank cap (0: 1 min) */
 };
@@ -96,7 +98,13 @@ struct coll_record *coll_record_open(const char *path, const struct coll_job_inf
  * bytes or 60 periods, and are of the state built from what was written. A
  * keyframe
  * that cannot be built (out of memory, over COLL_REC_KEYFRAME_MAX) is
- * skipped and counted; the recording goes on. */
+ * skipped and counted; the recording goes on.
+ *
+ * A keyframe is encoded by a forked child while the caller's loop goes on
+ * (snapshot.h): the records written meanwhile (DELTAs, ALERTs, EVENTS) are
+ * held in memory and follow it into the file once it is done, so the file
+ * is the same as if it had been encoded in place. It is written at the
+ * first call after the child is done, or at close. */
 void coll_record_tick_state(struct coll_record *r, const struct coll_delta *d,
                             const struct coll_state *s);
 /* The DELTA alone: no keyframes. */
@@ -107,6 +115,8 @@ struct coll_record_stats {
 	uint64_t keyframe_frames;   /* KEYFRAME frames they took */
 	uint64_t keyframes_skipped; /* could not be built */
 	uint64_t keyframe_bytes;    /* the last one's size, before compression */
+	uint64_t keyframes_beside;  /* of those written, encoded by a forked child */
+	uint64_t records_held_max;  /* most records held while one was encoded */
 };
 void coll_record_stats(const struct coll_record *r, struct coll_record_stats *st);
 void coll_record_alert(struct coll_record *r, uint64_t t_ns, json_t *alert);
