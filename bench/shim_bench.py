@@ -17,6 +17,20 @@
                           thread (a shared descriptor table), which the
                           sender thread alone brings to a single-threaded
                           program (informational, not a target)
+  shim_instructions_per_call
+                          the same loop counted in instructions, which a
+                          shared, noisy host does not move: pwrite_loop
+                          under valgrind's callgrind, the loop thread
+                          alone (--separate-threads), N and 2N calls with
+                          and without the shim (streaming to iop-sink;
+                          N 20000, 2N less than a ring, which valgrind's
+                          late sender would let fill and drop);
+                          ((shim 2N - shim N) - (bare 2N - bare N)) / N.
+                          Also printed: the shim's own functions and libc's
+                          (pwrite's cancellation bookkeeping, which libc does
+                          only once a process has a second thread: the
+                          sender) per call. User space only: the kernel's
+                          share is not counted
   fpp_overhead_ratio      examples/fpp, 1 KiB transfers, 2 ranks: median wall
                           time of its write+read phase with the shim over the
                           median without, runs alternating
@@ -314,7 +328,48 @@ def busy_node(secs=10, ranks=4):
     return mon["dropped"], mon["produced"], calls
 
 
+def callgrind_ir(n, with_shim, url):
+    """Instructions of pwrite_loop's main thread for n calls, in all and by
+    object ({basename of the object: Ir})."""
+    base = os.path.join(work, "cg.%s.%d" % ("on" if with_shim else "off", n))
+    env = shim_env(url) if with_shim else os.environ
+    subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                    "--callgrind-out-file=" + base + ".%p", loop, os.path.join(shm, "cg.dat"),
+                    str(n)], env=env, capture_output=True, timeout=600, check=True)
+    main = sorted(f for f in os.listdir(work) if f.startswith(os.path.basename(base) + ".")
+                  and f.endswith("-01"))[-1]
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=no", os.path.join(work, main)],
+                         capture_output=True, text=True, check=True).stdout
+    total = int(re.search(r"^([\d,]+) +\(100\.0%\) +PROGRAM TOTALS", ann, re.M)
+                .group(1).replace(",", ""))
+    by_obj = {}
+    for m in re.finditer(r"^ *([\d,]+) +\([ \d.]+%\) +\S+:\S+ \[(\S+)\]", ann, re.M):
+        obj = os.path.basename(m.group(2))
+        by_obj[obj] = by_obj.get(obj, 0) + int(m.group(1).replace(",", ""))
+    return total, by_obj
+
+
+def instructions_per_call(n=20000):
+    # 2n < SHIM_RING: under valgrind the threads take turns, the sender
+    # drains late, and a loop that fills its ring counts the drop path
+    if not shutil.which("valgrind"):
+        raise SystemExit("shim_instructions_per_call: valgrind is not installed "
+                         "(scripts/install-deps installs it)")
+    sinkp, url, out = start_sink("callgrind", 2)
+    ir = {(w, k): callgrind_ir(k, w, url) for w in (False, True) for k in (n, 2 * n)}
+    read_summary(sinkp, out, 2)
+    per = lambda w, obj=None: ((ir[(w, 2 * n)][0] - ir[(w, n)][0]) if obj is None else
+                               (ir[(w, 2 * n)][1].get(obj, 0) - ir[(w, n)][1].get(obj, 0))) / n
+    return per(True) - per(False), per(True, "libiopulse.so"), \
+        per(True, "libc.so.6") - per(False, "libc.so.6"), per(False)
+
+
 try:
+    if "shim_instructions_per_call" in wanted:
+        added, shim_own, libc_added, bare = instructions_per_call()
+        print("shim_instructions_per_call %.1f instructions (1-byte pwrite; bare %.1f: "
+              "libiopulse.so's own %.1f, libc's added %.1f)" % (added, bare, shim_own,
+                                                                libc_added))
     if "dropped_share_busy_node" in wanted:
         worst = 0.0
         for i in range(int(os.environ.get("IOP_BENCH_BUSY_ROUNDS", "3"))):
