@@ -47,7 +47,7 @@ def start_job(args, tmp):
     # ranks through OMPI_MCA_mca_base_env_list, which -x may not be mixed with
     mpi = [args.mpirun, "-n", "4"] + ([] if "mpich" in os.path.basename(args.mpirun) else
                                       ["--oversubscribe"]) + \
-        [args.fpp, "-n", "30000", "-s", "1024", "-d", os.path.join(tmp, "data")]
+        [args.fpp, "-n", "15000", "-s", "1024", "-d", os.path.join(tmp, "data")]
     cmd = [args.iopulse, "run", "--headless", "--summary-json", os.path.join(tmp, "summary.json"),
            "--record", os.path.join(tmp, "job.iop"), "--also-preload", args.fault, "--", "sh", "-c",
            "%s < /dev/null; s=$?; read x; exit $s" % " ".join(shlex.quote(c) for c in mpi)]
