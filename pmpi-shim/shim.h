@@ -495,7 +495,8 @@ static inline void shim_end_meta(struct shim_call *c, bool ok)
 void shim_finish(const char *why);
 /* MPI_Init told us our rank. */
 void shim_set_rank(uint32_t rank);
-/* This is the process that started the sender (not a fork or vfork child). */
+/* This process owns the sender: it started the shim, or it is a forked
+ * child with a sender of its own (not a vfork child). */
 bool shim_owner_process(void);
 /* Resolves the real exec functions (exec.c), at start-up. */
 void shim_exec_init(void);
