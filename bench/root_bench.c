@@ -50,6 +50,7 @@
 #include "bench_util.h"
 #include "clock.h"
 #include "leaf.h"
+#include "leaf_rounds.h"
 #include "link.h"
 #include "loadgen.h"
 
@@ -66,10 +67,6 @@ static const uint64_t job_id = 0x5eed4096;
 static double coll_per_s = 10;
 static uint32_t coll_group;
 
-struct leaf_made {
-	struct coll_delta d[PREP_TICKS];
-	unsigned n;
-};
 
 static void die(const char *what, enum iop_err e)
 {
@@ -77,20 +74,8 @@ static void die(const char *what, enum iop_err e)
 	exit(1);
 }
 
-static void keep_delta(void *arg, struct coll_delta *d)
-{
-	struct leaf_made *m = arg;
-	if (m->n == PREP_TICKS || (m->n == 0 && d->tick.n == 0))
-		return; /* the ticks before the first events: nothing to keep */
-	struct coll_delta *c = &m->d[m->n++];
-	coll_delta_init(c, d->tick.t, d->tick.tick_ns);
-	if (coll_delta_merge(c, d) != IOP_OK)
-		die("copying a delta", IOP_ERR_NOMEM);
-	c->mon = d->mon;
-}
-
 /* One leaf's deltas, made in simulated time from tick-aligned t0. */
-static void make_leaf(unsigned leaf, uint64_t t0, struct leaf_made *m, uint64_t *events)
+static void make_leaf(unsigned leaf, uint64_t t0, struct lg_leaf_made *m, uint64_t *events)
 {
 	static struct lg_rank ranks[RANKS_PER];
 	static uint8_t buf[LG_FRAME_CAP];
@@ -116,99 +101,34 @@ static void make_leaf(unsigned leaf, uint64_t t0, struct leaf_made *m, uint64_t 
 		if (!lg_rank_init(&ranks[i], &o, leaf * RANKS_PER + i))
 			die("rank", IOP_ERR_NOMEM);
 	memset(m, 0, sizeof(*m));
-	uint64_t step = o.batch_ms * 1000000ull;
-	for (uint64_t now = step; m->n < PREP_TICKS; now += step) {
-		for (unsigned i = 0; i < RANKS_PER; i++)
-			if ((e = lg_rank_to_leaf(&ranks[i], &o, now, t0, buf, l, events)))
-				die("frames to the leaf", e);
-		coll_leaf_advance(l, t0 + now, false, keep_delta, m);
-	}
+	m->want = PREP_TICKS;
+	const struct lg_opts *opts[RANKS_PER];
+	for (unsigned i = 0; i < RANKS_PER; i++)
+		opts[i] = &o;
+	if ((e = lg_leaf_make(l, ranks, opts, RANKS_PER, t0, o.batch_ms * 1000000ull, UINT64_MAX,
+	                      buf, m, events)))
+		die("the leaf's deltas", e);
 	for (unsigned i = 0; i < RANKS_PER; i++)
 		lg_rank_free(&ranks[i]);
 	coll_leaf_free(l);
 }
 
-/* The delta a leaf sends in round k (0: its first) for tick t. Its later
- * ticks go in turn; after their first turn without their names and
- * joins (sent once), and with their counters raised past any value sent
- * before (counters are absolute: the root counts what grew). */
-static struct coll_delta *round_delta(struct leaf_made *m, uint64_t k, int64_t t)
-{
-	unsigned later = m->n - 1;
-	struct coll_delta *d = &m->d[k == 0 ? 0 : 1 + (k - 1) % later];
-	d->tick.t = t;
-	if (k > later) {
-		d->n_names = d->n_procs = 0;
-		for (uint32_t i = 0; i < d->ctr.n; i++) {
-			struct coll_counter *c = &d->ctr.v[i];
-			c->ops += 1000000ull * later;
-			c->bytes += 1000000000ull * later;
-			c->time_ns += 1000000000ull * later;
-		}
-	}
-	return d;
-}
-
 static pid_t start_root(const char *url)
 {
-	char hex[33], job[17];
-	iop_key_to_hex(&key, hex);
-	snprintf(job, sizeof job, "%" PRIx64, job_id);
-	pid_t pid = fork();
+	const char *mib = getenv("ROOT_BENCH_HISTORY_MIB"); /* default: the root's */
+	char *argv[] = {"iopulse", "collector", "--role", "root", "--listen", (char *)url,
+	                mib ? "--history-mib" : NULL, (char *)mib, NULL};
+	pid_t pid = lg_spawn_collector(IOP_EXE_PATH, argv, &key, job_id, NULL);
 	if (pid < 0)
 		die("fork", IOP_OK);
-	if (pid == 0) {
-		setenv("IOPULSE_KEY", hex, 1);
-		setenv("IOPULSE_JOB", job, 1);
-		FILE *null = freopen("/dev/null", "w", stdout);
-		(void)null;
-		const char *mib = getenv("ROOT_BENCH_HISTORY_MIB"); /* default: the root's */
-		if (mib)
-			execl(IOP_EXE_PATH, "iopulse", "collector", "--role", "root", "--listen", url,
-			      "--history-mib", mib, (char *)NULL);
-		else
-			execl(IOP_EXE_PATH, "iopulse", "collector", "--role", "root", "--listen", url,
-			      (char *)NULL);
-		_exit(127);
-	}
 	return pid;
 }
 
 /* user + system ticks of pid, in seconds */
-static double cpu_s(pid_t pid)
-{
-	char path[64], line[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f || !fgets(line, sizeof line, f))
-		die("reading /proc/PID/stat", IOP_OK);
-	fclose(f);
-	const char *p = strrchr(line, ')'); /* after comm */
-	unsigned long ut = 0, st = 0;
-	/* fields after comm: state(3) ... utime(14) stime(15) */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		die("parsing /proc/PID/stat", IOP_OK);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double status_mib(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	double kib = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (strncmp(line, field, strlen(field)) == 0 &&
-		    sscanf(line + strlen(field), "%lf", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib / 1024;
-}
 
 static double rss_mib(pid_t pid)
 {
-	return status_mib(pid, "VmRSS:");
+	return bench_status_mib(pid, "VmRSS:");
 }
 
 static void pump_all(struct coll_uplink **up, uint64_t until_mono)
@@ -236,7 +156,7 @@ int main(int argc, char **argv)
 		coll_per_s = atof(getenv("ROOT_BENCH_COLL_PER_S"));
 	if (getenv("ROOT_BENCH_COLL_GROUP"))
 		coll_group = (uint32_t)atoi(getenv("ROOT_BENCH_COLL_GROUP"));
-	static struct leaf_made made[LEAVES];
+	static struct lg_leaf_made made[LEAVES];
 	uint64_t t0 = iop_real_ns() / TICK_NS * TICK_NS, events = 0;
 	uint64_t prep0 = iop_mono_ns();
 	for (unsigned i = 0; i < LEAVES; i++) {
@@ -286,19 +206,19 @@ int main(int argc, char **argv)
 			rss_late = rss_mib(root);
 		if (k == WARMUP_S) {
 			rss0 = rss_mib(root);
-			cpu0 = cpu_s(root);
+			cpu0 = bench_proc_cpu_s(root);
 			wall0 = (double)iop_mono_ns() / 1e9;
 		}
 		if (k == total)
 			break;
 		for (unsigned i = 0; i < LEAVES; i++) {
-			struct coll_delta *d = round_delta(&made[i], k, t);
+			struct coll_delta *d = lg_leaf_round(&made[i], k, t);
 			if (coll_uplink_send(up[i], d) == IOP_OK)
 				sent++;
 		}
 	}
-	double cpu = cpu_s(root) - cpu0, wall = (double)iop_mono_ns() / 1e9 - wall0;
-	double rss = status_mib(root, "VmHWM:"), rss1 = rss_mib(root);
+	double cpu = bench_proc_cpu_s(root) - cpu0, wall = (double)iop_mono_ns() / 1e9 - wall0;
+	double rss = bench_status_mib(root, "VmHWM:"), rss1 = rss_mib(root);
 	/* the history grows until its budget (128 MiB) is reached, then
 	 * thins: the growth over the last 5 ticks shows whether it did */
 	double per_tick = (rss1 - rss0) / (double)(total - WARMUP_S);

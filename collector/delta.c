@@ -281,6 +281,12 @@ _Static_assert(CTR_RING > 2 * CTR_AHEAD && (CTR_RING & (CTR_RING - 1)) == 0, "CT
 enum iop_err coll_ctrset_add_all(struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
                                  uint32_t max)
 {
+	return coll_ctrset_add_all_n(s, v, n, max, NULL);
+}
+
+enum iop_err coll_ctrset_add_all_n(struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
+                                   uint32_t max, uint64_t *refused)
+{
 	uint64_t h[CTR_RING];
 	for (uint32_t j = 0; j < n && j < 2 * CTR_AHEAD; j++)
 		h[j % CTR_RING] = counter_hash(&v[j]);
@@ -303,6 +309,8 @@ enum iop_err coll_ctrset_add_all(struct coll_ctrset *s, const struct coll_counte
 		enum iop_err e = ctr_add(s, &v[i], h[i % CTR_RING], max, NULL);
 		if (e && !first)
 			first = e;
+		if (e && refused)
+			(*refused)++;
 	}
 	return first;
 }

@@ -48,6 +48,9 @@ enum iop_err coll_ctrset_add(struct coll_ctrset *s, const struct coll_counter *c
  * returns the first error. */
 enum iop_err coll_ctrset_add_all(struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
                                  uint32_t max);
+/* The same, adding to *refused (may be NULL) how many it could not add. */
+enum iop_err coll_ctrset_add_all_n(struct coll_ctrset *s, const struct coll_counter *v, uint32_t n,
+                                   uint32_t max, uint64_t *refused);
 
 enum coll_proc_state {
 	COLL_PROC_JOINED = 1, /* first frame of a process */

@@ -17,6 +17,7 @@
 #include "rec_view.h"
 #include "root.h"
 #include "state.h"
+#include "summary.h"
 #include "workload.h"
 
 #define SEC   1000000000ull
@@ -1401,6 +1402,85 @@ static void fold_ranks_keeps_ends_and_named(void **state)
 	coll_tick_free(&k);
 }
 
+/* coll_state_nodes counts the distinct nodes of the ranks seen, ranks
+ * never seen left out, at most 4096 (its set was linear; it is hashed). */
+static void state_nodes_counted(void **st)
+{
+	(void)st;
+	struct coll_state s;
+	struct coll_history_cfg h;
+	coll_history_cfg_default(&h, SEC);
+	coll_state_init(&s, SEC, &h);
+	assert_int_equal(coll_state_nodes(&s), 0);
+	s.n_ranks = 70000;
+	s.ranks = calloc(s.n_ranks, sizeof(*s.ranks));
+	assert_non_null(s.ranks);
+	for (uint32_t r = 0; r < 65536; r++) {
+		s.ranks[r].state = COLL_RANK_ACTIVE;
+		s.ranks[r].node = 0x5eed000000ull + r / 64; /* 1024 nodes */
+	}
+	s.ranks[65536].node = 12345; /* never seen: not counted */
+	s.ranks[65537].state = COLL_RANK_ENDED; /* node 0 counts too */
+	assert_int_equal(coll_state_nodes(&s), 1025);
+	for (uint32_t r = 0; r < s.n_ranks; r++) {
+		s.ranks[r].state = COLL_RANK_ACTIVE;
+		s.ranks[r].node = (uint64_t)r << 40; /* 70 000 nodes: the count stops at 4096 */
+	}
+	assert_int_equal(coll_state_nodes(&s), 4096);
+	coll_state_free(&s);
+}
+
+/* Counters past the set's room are refused, counted, and the summary says
+ * so (monitor.counters_refused, and a WARNING line): the totals are short
+ * of them, never silently (a 65,536-rank job had 16 % refused unsaid). */
+static void counters_refused_said(void **st)
+{
+	(void)st;
+	struct coll_ctrset set = {0};
+	enum { N = 5000, MAX = 1000 };
+	struct coll_counter *v = calloc(N, sizeof(*v));
+	assert_non_null(v);
+	for (uint32_t i = 0; i < N; i++)
+		v[i] = (struct coll_counter){.file = 1000 + i, .ops = 1, .bytes = 10, .rank = i % 7,
+		                             .node = 1, .pid = 2};
+	uint64_t refused = 0;
+	assert_int_equal(coll_ctrset_add_all_n(&set, v, N, MAX, &refused), IOP_ERR_OVERSIZED);
+	assert_true(set.n >= MAX && set.n < N);
+	assert_int_equal(refused, N - set.n);
+	/* those it holds grow as before; they are never refused */
+	uint32_t held = set.n;
+	for (uint32_t i = 0; i < N; i++)
+		v[i].bytes = 20;
+	refused = 0;
+	(void)coll_ctrset_add_all_n(&set, v, held, MAX, &refused);
+	assert_int_equal(refused, 0);
+	assert_int_equal(set.n, held);
+	coll_ctrset_free(&set);
+	free(v);
+
+	struct coll_state s;
+	coll_state_init(&s, SEC, NULL);
+	struct coll_job_info job = {.id = 1, .start_ns = SEC, .tick_ns = SEC, .command = "t"};
+	json_t *o = coll_summary_json(&s, &job, NULL);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "monitor"),
+	                                                    "counters_refused")), 0);
+	json_decref(o);
+	s.counters_refused = 123;
+	o = coll_summary_json(&s, &job, NULL);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "monitor"),
+	                                                    "counters_refused")), 123);
+	json_decref(o);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	coll_summary_print(f, &s, &job, 0);
+	fclose(f);
+	assert_non_null(strstr(text, "WARNING: 123 counter updates found no room"));
+	free(text);
+	coll_state_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1426,6 +1506,8 @@ int main(void)
 		cmocka_unit_test(history_tiers),
 		cmocka_unit_test(names_not_utf8),
 		cmocka_unit_test(names_file_fs),
+		cmocka_unit_test(state_nodes_counted),
+		cmocka_unit_test(counters_refused_said),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -304,7 +304,8 @@ static void history_account(struct coll_state *s)
 
 static enum iop_err apply_counters(struct coll_state *s, const struct coll_delta *d)
 {
-	return coll_ctrset_add_all(&s->latest, d->ctr.v, d->ctr.n, COLL_STATE_MAX_COUNTERS);
+	return coll_ctrset_add_all_n(&s->latest, d->ctr.v, d->ctr.n, COLL_STATE_MAX_COUNTERS,
+	                             &s->counters_refused);
 }
 
 bool coll_totals_next(struct coll_totals_it *it)
@@ -464,17 +465,27 @@ uint32_t coll_state_ranks_seen(const struct coll_state *s)
 
 uint32_t coll_state_nodes(const struct coll_state *s)
 {
-	/* Few distinct nodes per job: a small linear set is enough. */
-	uint64_t seen[4096];
+	/* An open-addressing set of the nodes seen (a node is a hash
+	 * already), counting at most NODES_MAX as before. It was a linear
+	 * one: 65 536 ranks on 1024 nodes made it 33 M comparisons, and the
+	 * dashboard's status line asks every redraw (docs/collector.md, "At
+	 * 65,536 ranks"). */
+	enum { NODES_MAX = 4096, SLOTS = 2 * NODES_MAX };
+	uint64_t seen[SLOTS];
+	uint64_t used[SLOTS / 64] = {0};
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < s->n_ranks; i++) {
+	for (uint32_t i = 0; i < s->n_ranks && n < NODES_MAX; i++) {
 		if (!s->ranks[i].state)
 			continue;
-		uint32_t j = 0;
-		while (j < n && seen[j] != s->ranks[i].node)
-			j++;
-		if (j == n && n < 4096)
-			seen[n++] = s->ranks[i].node;
+		uint64_t node = s->ranks[i].node;
+		uint32_t j = (uint32_t)((node * 0x9e3779b97f4a7c15ull) >> 51); /* 13 bits */
+		while (used[j / 64] >> (j % 64) & 1 && seen[j] != node)
+			j = (j + 1) % SLOTS;
+		if (!(used[j / 64] >> (j % 64) & 1)) {
+			used[j / 64] |= 1ull << (j % 64);
+			seen[j] = node;
+			n++;
+		}
 	}
 	return n;
 }

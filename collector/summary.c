@@ -123,6 +123,8 @@ json_t *coll_summary_json(const struct coll_state *s, const struct coll_job_info
 		(json_int_t)m->produced, "dropped", (json_int_t)m->dropped, "late", (json_int_t)m->late,
 		"rejected_frames", (json_int_t)m->rejected_frames, "frames", (json_int_t)m->frames,
 		"shim_time_s", m->shim_ns / 1e9);
+	json_object_set_new(json_object_get(o, "monitor"), "counters_refused",
+	                    json_integer((json_int_t)s->counters_refused));
 	json_object_set_new(o, "filesystems", coll_summary_filesystems(s));
 	json_object_set_new(o, "nodes", coll_summary_nodes(s));
 	if (job->live)
@@ -233,4 +235,9 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 	fprintf(to, "  alerts: %zu; monitor: %" PRIu64 " events, %" PRIu64 " dropped, %" PRIu64
 	            " late, %" PRIu64 " rejected frames, shim time %.3f s\n",
 	        n_alerts, m->events, m->dropped, m->late, m->rejected_frames, m->shim_ns / 1e9);
+	if (s->counters_refused)
+		fprintf(to, "  WARNING: %" PRIu64 " counter updates found no room (the root keeps at "
+		            "most %u counters, one per process, file, layer and class): the totals "
+		            "above are short of them\n",
+		        s->counters_refused, COLL_STATE_MAX_COUNTERS);
 }
