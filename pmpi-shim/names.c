@@ -68,7 +68,7 @@ static void exclude_runtime_dirs(void)
  * finds the table whole and its lock free: another thread may be interning
  * a name when one forks. The forking thread is busy meanwhile: a signal
  * handler's I/O passes through instead of waiting for the lock. */
-static int fork_was_busy;
+static int fork_was_busy, fork_locked;
 
 static void before_fork(void)
 {
@@ -76,12 +76,17 @@ static void before_fork(void)
 	fork_was_busy = t ? t->busy : 0;
 	if (t)
 		t->busy = 1;
-	pthread_mutex_lock(&lock);
+	/* A fork from a signal handler that interrupted this very thread
+	 * inside the shim (busy) may find the lock this thread's own: only
+	 * tried then, never waited for. */
+	fork_locked = fork_was_busy ? pthread_mutex_trylock(&lock) == 0
+	                            : pthread_mutex_lock(&lock) == 0;
 }
 
 static void after_fork(void)
 {
-	pthread_mutex_unlock(&lock);
+	if (fork_locked)
+		pthread_mutex_unlock(&lock);
 	struct shim_thread *t = shim_self_tls;
 	if (t)
 		t->busy = fork_was_busy;
