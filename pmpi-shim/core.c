@@ -243,7 +243,9 @@ static void on_fatal(int sig)
 	int saved = errno;
 	if (getpid() == owner_pid && !atomic_exchange(&finished, 1)) {
 		atomic_store(&shim.state, SHIM_OFF);
-		shim_sender_fatal();
+		/* a forked child's SIGTERM (at_fork_child) comes right after
+		 * its last I/O, maybe before its sender connected: longer */
+		shim_sender_fatal(sig == SIGTERM ? 1000 : 250);
 	}
 	errno = saved;
 	raise(sig);

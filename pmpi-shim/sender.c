@@ -433,6 +433,7 @@ static bool link_up(void)
 		S.next_connect_ns = now + 100000000u;
 	} else {
 		S.need_resync = true; /* a new pipe: every name and counter on it */
+		atomic_fetch_add_explicit(&S.work, 1, memory_order_relaxed); /* not stuck */
 	}
 	if (own_table)
 		shim_fd_table_seal();
@@ -452,10 +453,10 @@ static void link_close(unsigned wait_ms)
 }
 
 /* A forked child that has not sent a frame and has nothing to send: no
- * connection, no frame (its inherited names alone are not worth one). */
+ * frame (its inherited names alone are not worth one). */
 static bool child_silent(void)
 {
-	if (!S.forked || S.sp.fd >= 0 || S.seq || S.n_stage || S.n_dirty || S.rings_left)
+	if (!S.forked || S.seq || S.n_stage || S.n_dirty || S.rings_left)
 		return false;
 	for (struct shim_thread *t = atomic_load(&shim.threads); t; t = t->next)
 		if (atomic_load_explicit(&t->if_start, memory_order_relaxed))
@@ -772,7 +773,10 @@ static void *sender_main(void *arg)
 	/* nanomsg's workers, started from here, inherit the name (and the table) */
 	pthread_setname_np(pthread_self(), "iopulse-sender");
 	if (S.forked) {
-		/* connects when there is something to send (link_up()) */
+		/* Connects once there is something to send (link_up()), not
+		 * at once: a connection a fork (a shell's every command) costs
+		 * the collector ~3 ms of CPU on this test host, and most
+		 * children exec or exit without I/O. */
 		if (!S.calibrated)
 			calibrate(); /* the fork came before the parent's ended */
 		serve();
@@ -824,7 +828,7 @@ void shim_sender_exec_failed(void)
 		wake();
 }
 
-void shim_sender_fatal(void)
+void shim_sender_fatal(unsigned wait_ms)
 {
 	/* not on the sender itself (a fault of its own): nobody to ask */
 	if (!S.running || pthread_equal(pthread_self(), S.thread))
@@ -832,8 +836,10 @@ void shim_sender_fatal(void)
 	atomic_store(&S.fatal_request, 1);
 	wake();
 	/* Bounded: if the sender cannot finish (it may need a lock the
-	 * interrupted code holds, such as malloc's), the process dies anyway. */
-	wait_count(&S.fatal_done, 1, 250);
+	 * interrupted code holds, such as malloc's), the process dies anyway:
+	 * wait_ms, again while it still drains events, connects and sends
+	 * frames. */
+	wait_while_sending(&S.fatal_done, wait_ms);
 }
 
 /* A last frame is wanted: exit, MPI_Finalize, exec or a fatal signal. */
@@ -973,7 +979,7 @@ static bool child_recorded_nothing(void)
 		    atomic_load_explicit(&t->dropped, memory_order_relaxed) ||
 		    atomic_load_explicit(&t->if_start, memory_order_relaxed))
 			return false;
-	return !S.n_stage && !S.n_dirty && !S.seq && S.sp.fd < 0;
+	return !S.n_stage && !S.n_dirty && !S.seq;
 }
 
 void shim_sender_stop_and_flush(unsigned wait_ms)

@@ -517,8 +517,8 @@ void shim_sender_go(void);
  * up). Async-signal-safe. */
 void shim_sender_stop_and_flush(unsigned wait_ms);
 /* From a signal handler: has the sender send the last frame, waits for it
- * at most 250 ms. Async-signal-safe. */
-void shim_sender_fatal(void);
+ * wait_ms, again while the sender makes progress. Async-signal-safe. */
+void shim_sender_fatal(unsigned wait_ms);
 /* Before an exec: has the sender send the last frame and park, waits for
  * it a bounded time (about SHIM_EXEC_WAIT_MS); true when the caller must
  * call shim_sender_exec_failed() if the exec returns. Async-signal-safe. */

@@ -68,8 +68,17 @@ class Sink:
         try:
             rc = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.kill()
-            raise Fail(f"{self.tag} did not stop within {timeout} s")
+            # what it got so far says which process's FINAL frame is missing
+            self.proc.terminate()
+            seen = "nothing"
+            try:
+                self.proc.wait(timeout=5)
+                with open(self.out) as f:
+                    seen = ", ".join(f"pid {p['pid']}: {p['frames']} frames, final "
+                                     f"{p['final']}" for p in json.load(f)["processes"])
+            except (subprocess.TimeoutExpired, OSError, ValueError, KeyError):
+                self.kill()
+            raise Fail(f"{self.tag} did not stop within {timeout} s; it had {seen}")
         check(rc == 0, f"{self.tag} exited with status {rc}")
         with open(self.out) as f:
             return json.load(f)

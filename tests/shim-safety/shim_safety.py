@@ -182,9 +182,9 @@ def test_fork(tools, run):
         if tools.asan_runtime else None
     out, secs = run.run_ok([tools.prog("fork_test"), tools.prog("io_child")],
                            run.env("active", extra=extra), 60, "fork_test")
-    doc = sink.wait(30)
     v = {k: [int(x) for x in xs] for k, xs in values(out).items()}
-    print(f"fork_test: {secs:.2f} s, {v}")
+    print(f"fork_test: {secs:.2f} s, {v}", flush=True)  # whose pid is whose, first
+    doc = sink.wait(30)
     problems = []
     check_final(doc, 7, problems)
     pids = {p["pid"] for p in doc["processes"]}
