@@ -241,11 +241,18 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SI
 static void on_fatal(int sig)
 {
 	int saved = errno;
+	/* a forked child's SIGTERM (at_fork_child) comes right after its
+	 * last I/O, maybe before its sender connected: longer */
+	unsigned wait_ms = sig == SIGTERM ? 1000 : 250;
 	if (getpid() == owner_pid && !atomic_exchange(&finished, 1)) {
 		atomic_store(&shim.state, SHIM_OFF);
-		/* a forked child's SIGTERM (at_fork_child) comes right after
-		 * its last I/O, maybe before its sender connected: longer */
-		shim_sender_fatal(sig == SIGTERM ? 1000 : 250);
+		shim_sender_fatal(wait_ms);
+	} else if (getpid() == owner_pid) {
+		/* An exit was waiting for its last frame when the signal came
+		 * (a Pool's worker leaving as the Pool ends it): that frame,
+		 * not the signal's default action at once, which lost whole
+		 * workers when their sender had not had its round yet. */
+		shim_sender_await_last(wait_ms);
 	}
 	errno = saved;
 	raise(sig);

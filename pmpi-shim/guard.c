@@ -170,9 +170,16 @@ static int needs_nanomsg(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* Whether an object of the application needs nanomsg: looked up once (a
+ * forked child's sender takes its parent's answer, and calls no
+ * dl_iterate_phdr, whose lock a fork may have left taken: objects.c). */
+static int app_uses_nanomsg = -1;
+
 bool shim_fd_table_unshare(void)
 {
-	if (dl_iterate_phdr(needs_nanomsg, NULL)) {
+	if (app_uses_nanomsg < 0)
+		app_uses_nanomsg = dl_iterate_phdr(needs_nanomsg, NULL) != 0;
+	if (app_uses_nanomsg) {
 		iop_debug("the application uses nanomsg: the sender shares its descriptor table");
 		return false;
 	}

@@ -20,12 +20,15 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "sites.h"
 
 #define OBJ_MAX     4096         /* objects ever seen by a process */
@@ -39,6 +42,9 @@ static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 static char *arena;
 static size_t arena_used;
 static char exe_base[256] = "exe";
+static void before_fork(void);
+static void after_fork_parent(void);
+static bool no_scan; /* a forked child that must not scan (shim_objects_after_fork) */
 
 /* Basename prefixes of the objects call sites skip (docs/shim.md). The
  * sanitizers' runtimes interpose libc's functions as the shim does: their
@@ -164,6 +170,7 @@ int shim_objects_init(void)
 	objs = t;
 	arena = a;
 	scan();
+	pthread_atfork(before_fork, after_fork_parent, NULL); /* the child's: at_fork_child */
 	return 0;
 }
 
@@ -212,20 +219,46 @@ void shim_objects_refresh(void)
 	 * loader's lock that this thread holds (a dlclose inside a
 	 * dl_iterate_phdr callback, an exit inside a dlopen): that writer's
 	 * scan will do. */
-	if (pthread_mutex_trylock(&writer) != 0)
+	if (no_scan || pthread_mutex_trylock(&writer) != 0)
 		return;
 	if (atomic_exchange_explicit(&refresh_wanted, 0, memory_order_relaxed))
 		scan();
 	pthread_mutex_unlock(&writer);
 }
 
-/* In a forked child: the writer's lock may have been held by the parent's
- * sender at the fork (a scan that never ends here); the table it guards
- * is whole up to n_objs, and the child scans again. */
+/* A scan walks the loaded objects with dl_iterate_phdr, under the
+ * loader's lock, and glibc does not take that lock across fork: a child
+ * forked while the parent's sender scanned finds it taken for good, and
+ * its first dl_iterate_phdr or dlopen, the application's or its own
+ * sender's, never returns (bench: 200 of 200 children of a process with
+ * a thread in dl_iterate_phdr hung in theirs). So a fork waits for a scan
+ * in progress to end, and none starts until the fork is done: the writer's
+ * lock is held across it. At most 100 ms: the scan may itself wait for the
+ * loader's lock that the forking thread holds (a fork from a library's
+ * constructor, inside dlopen); then the child does not scan at all. */
+static bool fork_held;
+
+static void before_fork(void)
+{
+	uint64_t end = iop_mono_ns() + 100000000u;
+	while (!(fork_held = pthread_mutex_trylock(&writer) == 0) && iop_mono_ns() < end) {
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void after_fork_parent(void)
+{
+	if (fork_held)
+		pthread_mutex_unlock(&writer);
+}
+
 void shim_objects_after_fork(void)
 {
-	pthread_mutex_init(&writer, NULL);
-	atomic_store_explicit(&refresh_wanted, 1, memory_order_relaxed);
+	if (fork_held)
+		pthread_mutex_unlock(&writer);
+	else
+		no_scan = true; /* the parent's scan held it: the loader's lock may be held */
 }
 
 /* Before an object is unloaded: its code may be the site of calls not

@@ -519,6 +519,9 @@ void shim_sender_stop_and_flush(unsigned wait_ms);
 /* From a signal handler: has the sender send the last frame, waits for it
  * wait_ms, again while the sender makes progress. Async-signal-safe. */
 void shim_sender_fatal(unsigned wait_ms);
+/* From a signal handler that interrupted an exit's wait for its last
+ * frame: waits for that frame as shim_sender_fatal() does. */
+void shim_sender_await_last(unsigned wait_ms);
 /* Before an exec: has the sender send the last frame and park, waits for
  * it a bounded time (about SHIM_EXEC_WAIT_MS); true when the caller must
  * call shim_sender_exec_failed() if the exec returns. Async-signal-safe. */
