@@ -452,16 +452,25 @@ static void link_close(unsigned wait_ms)
 	}
 }
 
-/* A forked child that has not sent a frame and has nothing to send: no
- * frame (its inherited names alone are not worth one). */
-static bool child_silent(void)
+/* A forked child that has recorded nothing at all, seen from any thread:
+ * every ring empty and nothing dropped, and the sender holds nothing and
+ * has sent nothing (it fills the stage and the counters before it
+ * publishes a ring's tail). Its exit and its exec need no last frame, and
+ * do not wait for the sender: most forks exec or exit at once. The
+ * sender asks it too, after a collect(): no frame, not even a heartbeat
+ * (the child's inherited names alone are not worth one), while a call
+ * in flight (maybe hung) is reported. */
+static bool child_recorded_nothing(void)
 {
-	if (!S.forked || S.seq || S.n_stage || S.n_dirty || S.rings_left)
+	if (!S.forked)
 		return false;
 	for (struct shim_thread *t = atomic_load(&shim.threads); t; t = t->next)
-		if (atomic_load_explicit(&t->if_start, memory_order_relaxed))
-			return false; /* a call in flight, maybe hung: it is reported */
-	return true;
+		if (atomic_load_explicit(&t->tail, memory_order_acquire) !=
+			    atomic_load_explicit(&t->head, memory_order_acquire) ||
+		    atomic_load_explicit(&t->dropped, memory_order_relaxed) ||
+		    atomic_load_explicit(&t->if_start, memory_order_relaxed))
+			return false;
+	return !S.n_stage && !S.n_dirty && !S.seq;
 }
 
 /* Sends frames until nothing is pending (or max frames); false when the
@@ -474,7 +483,7 @@ static bool cycle(bool final, int flags, unsigned max)
 	}
 	for (unsigned f = 0; f < max; f++) {
 		collect();
-		if (child_silent())
+		if (child_recorded_nothing())
 			return true;
 		/* Nothing new: still a frame every HEARTBEAT_NS, so that a call
 		 * hung in flight is reported and the collector knows the process
@@ -628,7 +637,7 @@ static bool send_final_acked(unsigned wait_ms);
 static void send_last(unsigned wait_ms)
 {
 	collect();
-	if (child_silent())
+	if (child_recorded_nothing())
 		return;
 	link_timeout((int)wait_ms);
 	bool acked = false;
@@ -816,8 +825,6 @@ static void *sender_main(void *arg)
 	return NULL;
 }
 
-static bool child_recorded_nothing(void);
-
 bool shim_sender_exec_begin(void)
 {
 	if (!S.running || atomic_load(&S.stop) || atomic_load(&S.gone) ||
@@ -979,23 +986,6 @@ static bool send_final_acked(unsigned wait_ms)
 	return ok;
 }
 
-/* A forked child that has recorded nothing at all, seen from any thread:
- * every ring empty and nothing dropped, and the sender holds nothing and
- * has sent nothing (it fills the stage and the counters before it
- * publishes a ring's tail). Its exit and its exec need no last frame, and
- * do not wait for the sender: most forks exec or exit at once. */
-static bool child_recorded_nothing(void)
-{
-	if (!S.forked)
-		return false;
-	for (struct shim_thread *t = atomic_load(&shim.threads); t; t = t->next)
-		if (atomic_load_explicit(&t->tail, memory_order_acquire) !=
-			    atomic_load_explicit(&t->head, memory_order_acquire) ||
-		    atomic_load_explicit(&t->dropped, memory_order_relaxed) ||
-		    atomic_load_explicit(&t->if_start, memory_order_relaxed))
-			return false;
-	return !S.n_stage && !S.n_dirty && !S.seq;
-}
 
 void shim_sender_stop_and_flush(unsigned wait_ms)
 {
