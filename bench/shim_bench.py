@@ -69,6 +69,12 @@
                           against alone (run_mpi_job_added_ms); the median
                           of 21 rounds alternating (issue 22: "the fixed
                           cost per job")
+  wire_bytes_per_call     bytes on the wire a call for an IOR-like stream
+                          (examples/fpp, 2 ranks, 200000 sequential 1 KiB
+                          writes then reads a rank, each frame counted
+                          whole), runs coalesced (the default); beside it
+                          the same with IOPULSE_COALESCE=0, and the share
+                          of calls that went in run records; median of 3
   fpp_overhead_ratio_passive
                           the same ratio with the shim preloaded but no
                           collector address (passive: the wrappers call
@@ -118,7 +124,7 @@ key = os.urandom(16).hex()
 env_mpi = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
-def start_sink(name, finals):
+def start_sink(name, finals, light=True):
     url = "ipc://%s/%s.ipc" % (work, name)
     ready = os.path.join(work, name + ".ready")
     out = os.path.join(work, name + ".json")
@@ -131,7 +137,7 @@ def start_sink(name, finals):
     # drops went uncounted). It ends after the expected FINAL frames.
     p = subprocess.Popen([sink, "--url", url, "--key", key, "--out", out, "--ready", ready,
                           "--expect-final", str(finals), "--timeout-s", "600",
-                          "--idle-ms", "120000", "--light"])
+                          "--idle-ms", "120000"] + (["--light"] if light else []))
     for _ in range(100):
         if os.path.exists(ready):
             break
@@ -177,6 +183,27 @@ def pwrite_pairs(rounds=9, n=1000000, extra=()):
     dropped = sum(p["stats"]["dropped"] for p in summary["processes"])
     return (statistics.median(diffs), statistics.median(base), dropped,
             statistics.median(cpu_diffs))
+
+
+def wire_per_call(coalesce, n=200000, rounds=3):
+    """Wire bytes a call and the share of calls sent in run records, for an
+    IOR-like stream: examples/fpp on 2 ranks, n sequential 1 KiB writes
+    then reads a rank to its own file in /dev/shm, the shim streaming to
+    iop-sink (every frame accepted counted whole: header, names, counters,
+    MAC), coalescing on or off (IOPULSE_COALESCE=0); the median of rounds."""
+    per_call, in_runs = [], []
+    for r in range(rounds):
+        sinkp, url, out = start_sink("wire-%d-%d" % (coalesce, r), 2, light=False)
+        cmd = ["mpirun.openmpi", "--oversubscribe", "-n", "2", "-x", "LD_PRELOAD=" + shim,
+               "-x", "IOPULSE_ADDR=" + url, "-x", "IOPULSE_KEY=" + key]
+        if not coalesce:
+            cmd += ["-x", "IOPULSE_COALESCE=0"]
+        cmd += [fpp, "-n", str(n), "-s", "1024", "-d", os.path.join(shm, "wire")]
+        subprocess.run(cmd, env=env_mpi, capture_output=True, text=True, timeout=300, check=True)
+        summary = read_summary(sinkp, out, 2)
+        per_call.append(summary["wire_bytes"] / summary["events"])
+        in_runs.append(summary["run_calls"] / summary["events"])
+    return statistics.median(per_call), statistics.median(in_runs)
 
 
 def fpp_times(extra_modes=(), rounds=int(os.environ.get("IOP_BENCH_ROUNDS", "7")), n=50000):
@@ -427,6 +454,12 @@ try:
         print("mpiio_write_at_8byte_ns_per_call %.1f ns (median call %.1f)"
               % (base["indep"]["mean"], base["indep"]["median"]))
         print("shim_collective_dropped_events %d events" % dropped)
+    if "wire_bytes_per_call" in wanted:
+        on, share = wire_per_call(True)
+        off, _ = wire_per_call(False)
+        print("wire_bytes_per_call %.3f B" % on)
+        print("wire_bytes_per_call_uncoalesced %.3f B" % off)
+        print("wire_calls_in_runs_share %.4f ratio" % share)
     if "shim_process_added_ms" in wanted:
         print("shim_process_added_ms %.2f ms" % process_added_ms())
     fpp_names = {"fpp_overhead_ratio", "shim_dropped_events",

@@ -276,14 +276,15 @@ static char **command_env(struct run *r, const char *shim)
 	if (pre)
 		setenv("LD_PRELOAD", pre, 1);
 	free(pre);
+	/* the shims' runs of calls stay within a tick (docs/shim.md) */
+	char tick[32];
+	snprintf(tick, sizeof tick, "%" PRIu64, (uint64_t)(r->opt.tick_ns / 1000000u));
+	setenv("IOPULSE_TICK_MS", tick, 1);
 	/* Ranks on other nodes: the first on each starts the node's leaf
 	 * (docs/collector.md, "The tree"), which reaches this root. */
 	if (r->down) {
 		setenv("IOPULSE_PARENT", r->parent_url, 1);
 		setenv("IOPULSE_ROOT_HOST", r->card.host, 1);
-		char tick[32];
-		snprintf(tick, sizeof tick, "%" PRIu64, (uint64_t)(r->opt.tick_ns / 1000000u));
-		setenv("IOPULSE_TICK_MS", tick, 1);
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		if (n > 0) {
 			exe[n] = 0;

@@ -18,17 +18,6 @@ void iop_ev_pred_init(struct iop_ev_pred *p, uint64_t base_ns)
 		p->off[i].file = UINT32_MAX; /* matches no id (ids are <= IOP_ID_MAX) */
 }
 
-static inline uint64_t predicted_offset(const struct iop_ev_pred *p, uint32_t file)
-{
-	return p->off[file & 15].file == file ? p->off[file & 15].next : 0;
-}
-
-static inline void learn_offset(struct iop_ev_pred *p, uint32_t file, uint64_t next)
-{
-	p->off[file & 15].file = file;
-	p->off[file & 15].next = next;
-}
-
 uint8_t *iop_ev_store(uint8_t *out, struct iop_ev_pred *p, const struct iop_event *ev)
 {
 	uint8_t wf = 0;
@@ -56,16 +45,11 @@ uint8_t *iop_ev_store(uint8_t *out, struct iop_ev_pred *p, const struct iop_even
 	q = iop_store_varint(q, iop_zigzag((int64_t)(ev->end_ns - p->prev_end)));
 	q = iop_store_varint(q, ev->dur_ns);
 	p->prev_end = ev->end_ns;
-	if (wf & EVW_THREAD)
-		q = iop_store_varint(q, p->thread = ev->thread);
-	if (wf & EVW_FILE)
-		q = iop_store_varint(q, p->file = ev->file);
-	if (wf & EVW_SITE)
-		q = iop_store_varint(q, p->site = ev->site);
+	q = iop_ev_store_ids(q, p, wf, ev);
 	if (wf & EVW_OFFSET) {
-		uint64_t want = predicted_offset(p, ev->file);
+		uint64_t want = iop_ev_predicted_offset(p, ev->file);
 		q = iop_store_varint(q, iop_zigzag((int64_t)(ev->offset - want)));
-		learn_offset(p, ev->file, ev->offset + (wf & EVW_BYTES ? ev->bytes : 0));
+		iop_ev_learn_offset(p, ev->file, ev->offset + (wf & EVW_BYTES ? ev->bytes : 0));
 	}
 	if (wf & EVW_BYTES)
 		q = iop_store_varint(q, ev->bytes);
@@ -155,7 +139,7 @@ load_fast(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
 	uint8_t flags = 0;
 	ev->offset = 0;
 	if (wf & EVW_OFFSET) {
-		ev->offset = predicted_offset(p, ev->file) + (uint64_t)iop_unzigzag(take_varint(&q, &bad));
+		ev->offset = iop_ev_predicted_offset(p, ev->file) + (uint64_t)iop_unzigzag(take_varint(&q, &bad));
 		flags |= IOP_EV_OFFSET;
 	}
 	ev->bytes = 0;
@@ -164,7 +148,7 @@ load_fast(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
 		flags |= IOP_EV_BYTES;
 	}
 	if (wf & EVW_OFFSET)
-		learn_offset(p, ev->file, ev->offset + ev->bytes);
+		iop_ev_learn_offset(p, ev->file, ev->offset + ev->bytes);
 	ev->err = 0;
 	if (wf & EVW_ERROR) {
 		if ((v = take_varint(&q, &bad)) > UINT16_MAX)
@@ -214,7 +198,7 @@ enum iop_err iop_ev_load(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_e
 }
 
 uint32_t iop_ev_load_n(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev, uint32_t n,
-                       enum iop_err *err)
+                       bool runs, enum iop_err *err)
 {
 	*err = IOP_OK;
 	/* load_fast inline while the longest event fits, with the cursor and
@@ -224,16 +208,22 @@ uint32_t iop_ev_load_n(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_eve
 	struct iop_ev_pred pred = *p;
 	uint32_t i = 0;
 	if (fast.err == IOP_OK)
-		for (; i < n && iop_rcur_left(&fast) >= IOP_EVENT_MAX_BYTES; i++)
+		for (; i < n && iop_rcur_left(&fast) >= IOP_EVENT_MAX_BYTES; i++) {
+			if (runs && (*fast.p & EVC_OP) == EVC_RUN)
+				break;
 			if ((*err = load_fast(&fast, &pred, &ev[i])) != IOP_OK)
 				break;
+		}
 	*c = fast;
 	*p = pred;
-	if (*err != IOP_OK)
+	if (*err != IOP_OK || (i < n && runs && iop_rcur_left(c) && (*c->p & EVC_OP) == EVC_RUN))
 		return i;
-	for (; i < n; i++)
+	for (; i < n; i++) {
+		if (runs && iop_rcur_left(c) && (*c->p & EVC_OP) == EVC_RUN)
+			return i;
 		if ((*err = iop_ev_load(c, p, &ev[i])) != IOP_OK)
 			return i;
+	}
 	return n;
 }
 
@@ -255,17 +245,12 @@ static enum iop_err load_checked(struct iop_rcur *c, struct iop_ev_pred *p, stru
 	ev->op = code & EVC_OP;
 	ev->flags = 0;
 	p->prev_end = end;
-	if (wf & EVW_THREAD)
-		p->thread = (uint32_t)iop_get_varint_max(c, IOP_ID_MAX);
-	if (wf & EVW_FILE)
-		p->file = (uint32_t)iop_get_varint_max(c, IOP_ID_MAX);
-	if (wf & EVW_SITE)
-		p->site = (uint32_t)iop_get_varint_max(c, IOP_ID_MAX);
+	iop_ev_load_ids(c, p, wf);
 	ev->thread = p->thread;
 	ev->file = p->file;
 	ev->site = p->site;
 	if (wf & EVW_OFFSET) {
-		ev->offset = predicted_offset(p, ev->file) + (uint64_t)iop_get_svarint(c);
+		ev->offset = iop_ev_predicted_offset(p, ev->file) + (uint64_t)iop_get_svarint(c);
 		ev->flags |= IOP_EV_OFFSET;
 	} else {
 		ev->offset = 0;
@@ -277,7 +262,7 @@ static enum iop_err load_checked(struct iop_rcur *c, struct iop_ev_pred *p, stru
 		ev->bytes = 0;
 	}
 	if (wf & EVW_OFFSET)
-		learn_offset(p, ev->file, ev->offset + ev->bytes);
+		iop_ev_learn_offset(p, ev->file, ev->offset + ev->bytes);
 	if (wf & EVW_ERROR) {
 		ev->err = (uint32_t)iop_get_varint_max(c, UINT16_MAX);
 		ev->flags |= IOP_EV_ERROR;

@@ -22,8 +22,49 @@ enum {
  * its number and its communicator's size follow the other fields. */
 #define EVC_COLL 0x20u
 #define EVC_OP   0x1fu
+/* The op field that marks a run record instead (version 3, run_codec.h). */
+#define EVC_RUN  0x1fu
 
 void iop_ev_pred_init(struct iop_ev_pred *p, uint64_t base_ns);
+
+/* The offset predicted for an access to file, and what the predictor
+ * learns from one (where it ended). */
+static inline uint64_t iop_ev_predicted_offset(const struct iop_ev_pred *p, uint32_t file)
+{
+	return p->off[file & 15].file == file ? p->off[file & 15].next : 0;
+}
+
+static inline void iop_ev_learn_offset(struct iop_ev_pred *p, uint32_t file, uint64_t next)
+{
+	p->off[file & 15].file = file;
+	p->off[file & 15].next = next;
+}
+
+/* The thread, file and site fields that wf flags, stored at q (the
+ * predictor takes them) or read from c (into the predictor; MALFORMED
+ * above IOP_ID_MAX, through the cursor). Events and run records share
+ * them. */
+static inline uint8_t *iop_ev_store_ids(uint8_t *q, struct iop_ev_pred *p, uint8_t wf,
+                                        const struct iop_event *ev)
+{
+	if (wf & EVW_THREAD)
+		q = iop_store_varint(q, p->thread = ev->thread);
+	if (wf & EVW_FILE)
+		q = iop_store_varint(q, p->file = ev->file);
+	if (wf & EVW_SITE)
+		q = iop_store_varint(q, p->site = ev->site);
+	return q;
+}
+
+static inline void iop_ev_load_ids(struct iop_rcur *c, struct iop_ev_pred *p, uint8_t wf)
+{
+	if (wf & EVW_THREAD)
+		p->thread = (uint32_t)iop_get_varint_max(c, IOP_ID_MAX);
+	if (wf & EVW_FILE)
+		p->file = (uint32_t)iop_get_varint_max(c, IOP_ID_MAX);
+	if (wf & EVW_SITE)
+		p->site = (uint32_t)iop_get_varint_max(c, IOP_ID_MAX);
+}
 
 /* Encodes ev at out, which has IOP_EVENT_MAX_BYTES of room, and updates the
  * predictor; returns the byte after the event. */
@@ -33,9 +74,10 @@ uint8_t *iop_ev_store(uint8_t *out, struct iop_ev_pred *p, const struct iop_even
  * (TRUNCATED, MALFORMED) or MALFORMED for values out of range. */
 enum iop_err iop_ev_load(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev);
 
-/* iop_ev_load into ev[0], ev[1]... up to n events or the first error
- * (*err; IOP_OK when none): the events loaded. */
+/* iop_ev_load into ev[0], ev[1]... up to n events, the first error (*err;
+ * IOP_OK when none) or, when runs, the first run record (not read): the
+ * events loaded. */
 uint32_t iop_ev_load_n(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev, uint32_t n,
-                       enum iop_err *err);
+                       bool runs, enum iop_err *err);
 
 #endif

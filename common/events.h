@@ -63,6 +63,10 @@ enum {
 	IOP_EV_PARENT = 1u << 3,   /* issued inside another call: .parent_id */
 	IOP_EV_CHILDREN = 1u << 4, /* issued calls below it: .call_id, child_* */
 	IOP_EV_COLL = 1u << 5,     /* a collective call: .coll_seq, .coll_size */
+	IOP_EV_RUN = 1u << 6,      /* decoded from a run record: its end is placed
+	                              evenly between the run's first and last,
+	                              its duration comes from the run's histogram
+	                              when the run is long (docs/wire-format.md) */
 };
 
 /* One completed I/O call. Times are nanoseconds since the Unix epoch (the

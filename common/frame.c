@@ -7,6 +7,7 @@
 #include "event_codec.h"
 #include "frame.h"
 #include "hash.h"
+#include "run_codec.h"
 
 /* Header field offsets. */
 enum {
@@ -166,27 +167,82 @@ static bool event_ok(const struct iop_event *ev)
 	       (!(ev->flags & IOP_EV_ERROR) || ev->err <= UINT16_MAX);
 }
 
+/* Stores one event record, if it fits. */
+static enum iop_err store_event(struct iop_frame_enc *e, const struct iop_event *ev)
+{
+	if (iop_wcur_room(&e->c) >= IOP_EVENT_MAX_BYTES) {
+		e->c.p = iop_ev_store(e->c.p, &e->pred, ev);
+		return IOP_OK;
+	}
+	/* Near the end: encode aside, keep it only if it fits. */
+	uint8_t tmp[IOP_EVENT_MAX_BYTES];
+	struct iop_ev_pred pred = e->pred;
+	size_t n = (size_t)(iop_ev_store(tmp, &pred, ev) - tmp);
+	if (n > iop_wcur_room(&e->c))
+		return IOP_ERR_FULL;
+	memcpy(e->c.p, tmp, n);
+	e->c.p += n;
+	e->pred = pred;
+	return IOP_OK;
+}
+
+/* Writes the pending run: its room was kept (iop_enc_event never lets a
+ * run grow past what is left), so it always fits. */
+static void flush_run(struct iop_frame_enc *e)
+{
+	struct iop_run_w *r = &e->run;
+	if (r->count == 1)
+		(void)store_event(e, &r->first);
+	else if (r->count > 1) {
+		e->c.p = iop_run_store(e->c.p, &e->pred, r);
+		e->runs++;
+	}
+	r->count = 0;
+}
+
+void iop_enc_coalesce(struct iop_frame_enc *e, uint64_t split_ns)
+{
+	if (e->run.count)
+		flush_run(e);
+	e->split_ns = split_ns;
+}
+
 enum iop_err iop_enc_event(struct iop_frame_enc *e, const struct iop_event *ev)
 {
 	if (!event_ok(ev))
 		return IOP_ERR_INVAL;
-	enum iop_err err = enter(e, S_EVENTS, e->n_events, UINT32_MAX);
+	enum iop_err err = enter(e, S_EVENTS, e->n_events, IOP_FRAME_MAX_EVENTS);
 	if (err != IOP_OK)
 		return err;
 	if (e->c.err != IOP_OK)
 		return e->c.err;
-	if (iop_wcur_room(&e->c) >= IOP_EVENT_MAX_BYTES) {
-		e->c.p = iop_ev_store(e->c.p, &e->pred, ev);
-	} else {
-		/* Near the end: encode aside, keep it only if it fits. */
-		uint8_t tmp[IOP_EVENT_MAX_BYTES];
-		struct iop_ev_pred pred = e->pred;
-		size_t n = (size_t)(iop_ev_store(tmp, &pred, ev) - tmp);
-		if (n > iop_wcur_room(&e->c))
+	if (!e->split_ns) {
+		if ((err = store_event(e, ev)) != IOP_OK)
+			return err;
+		e->n_events++;
+		return IOP_OK;
+	}
+	struct iop_run_w *r = &e->run;
+	bool eligible = iop_run_eligible(ev);
+	if (r->count && eligible && iop_run_extends(r, ev, e->split_ns)) {
+		if (iop_run_bound(r, 1, ev->dur_ns) > iop_wcur_room(&e->c))
 			return IOP_ERR_FULL;
-		memcpy(e->c.p, tmp, n);
-		e->c.p += n;
-		e->pred = pred;
+		iop_run_add(r, ev);
+		e->n_events++;
+		return IOP_OK;
+	}
+	flush_run(e);
+	if (eligible) {
+		/* as a run of one it goes out as an event: that much room */
+		if (iop_wcur_room(&e->c) < IOP_EVENT_MAX_BYTES) {
+			uint8_t tmp[IOP_EVENT_MAX_BYTES];
+			struct iop_ev_pred pred = e->pred;
+			if ((size_t)(iop_ev_store(tmp, &pred, ev) - tmp) > iop_wcur_room(&e->c))
+				return IOP_ERR_FULL;
+		}
+		iop_run_start(r, ev, e->split_ns);
+	} else if ((err = store_event(e, ev)) != IOP_OK) {
+		return err;
 	}
 	e->n_events++;
 	return IOP_OK;
@@ -204,6 +260,8 @@ enum iop_err iop_enc_finish(struct iop_frame_enc *e, const struct iop_key *key, 
 {
 	if (e->stage == S_END)
 		return IOP_ERR_STATE;
+	if (e->run.count)
+		flush_run(e);
 	if (e->c.err != IOP_OK)
 		return e->c.err;
 	size_t payload = (size_t)(e->c.p - (e->buf + IOP_FRAME_HEADER_LEN));
@@ -297,13 +355,18 @@ enum iop_err iop_frame_open(struct iop_frame *f, const uint8_t *buf, size_t len,
 		return IOP_ERR_BAD_MAC;
 	if ((f->hdr.flags & ~IOP_FRAME_KNOWN_FLAGS) || iop_load_u16le(buf + H_RESERVED) != 0)
 		return IOP_ERR_MALFORMED;
+	f->version = iop_load_u16le(buf + H_VERSION);
 	f->n_events = iop_load_u32le(buf + H_N_EVENTS);
 	f->n_names = iop_load_u16le(buf + H_N_NAMES);
 	f->n_counters = iop_load_u16le(buf + H_N_COUNTERS);
 	f->n_inflight = iop_load_u16le(buf + H_N_INFLIGHT);
 	uint64_t least =
 	    MIN_STATS + (uint64_t)f->n_names * MIN_NAME + (uint64_t)f->n_counters * MIN_COUNTER +
-	    (uint64_t)f->n_inflight * MIN_INFLIGHT + (uint64_t)f->n_events * IOP_EVENT_MIN_BYTES;
+	    (uint64_t)f->n_inflight * MIN_INFLIGHT;
+	/* from version 3 a run record holds many calls in a few bytes */
+	least += f->version < 3 ? (uint64_t)f->n_events * IOP_EVENT_MIN_BYTES : f->n_events > 0;
+	if (f->n_events > IOP_FRAME_MAX_EVENTS)
+		return IOP_ERR_OVERSIZED;
 	if (least > plen)
 		return IOP_ERR_INCONSISTENT;
 
@@ -404,11 +467,52 @@ enum iop_err iop_frame_inflight(struct iop_frame *f, struct iop_inflight *fl)
 	return done(f, err);
 }
 
+/* Whether the next record of the events section is a run record. */
+static bool run_next(const struct iop_frame *f)
+{
+	return f->version >= 3 && iop_rcur_left(&f->c) > 0 && (*f->c.p & EVC_OP) == EVC_RUN;
+}
+
+/* Hands out up to n calls of the open run into ev; the calls handed. */
+static uint32_t run_calls(struct iop_frame *f, struct iop_event *ev, uint32_t n)
+{
+	uint32_t k = 0;
+	for (; k < n && f->run.i < f->run.count; k++)
+		iop_run_next(&f->run, &ev[k]);
+	f->left -= k;
+	settle(f);
+	return k;
+}
+
+/* Opens the run record next in the payload. */
+static enum iop_err open_run(struct iop_frame *f)
+{
+	enum iop_err err = iop_run_open(&f->c, &f->pred, f->left, &f->run);
+	if (err == IOP_ERR_TRUNCATED)
+		err = IOP_ERR_INCONSISTENT;
+	if (err != IOP_OK) {
+		f->run.count = f->run.i = 0;
+		if (f->c.err == IOP_OK)
+			f->c.err = err;
+	}
+	return err;
+}
+
 enum iop_err iop_frame_event(struct iop_frame *f, struct iop_event *ev)
 {
 	enum iop_err err = take(f, S_EVENTS);
 	if (err != IOP_OK)
 		return err;
+	if (f->run.i < f->run.count) {
+		run_calls(f, ev, 1);
+		return IOP_OK;
+	}
+	if (run_next(f)) {
+		if ((err = open_run(f)) != IOP_OK)
+			return err;
+		run_calls(f, ev, 1);
+		return IOP_OK;
+	}
 	return done(f, iop_ev_load(&f->c, &f->pred, ev));
 }
 
@@ -419,12 +523,26 @@ enum iop_err iop_frame_events(struct iop_frame *f, struct iop_event *ev, uint32_
 	enum iop_err err = take(f, S_EVENTS);
 	if (err != IOP_OK)
 		return err;
-	uint32_t want = n < f->left ? n : f->left;
-	uint32_t got = iop_ev_load_n(&f->c, &f->pred, ev, want, &err);
-	f->left -= got;
-	if (err != IOP_OK)
-		return done(f, err);
-	settle(f);
+	uint32_t want = n < f->left ? n : f->left, i = 0;
+	while (i < want) {
+		if (f->run.i < f->run.count) {
+			i += run_calls(f, ev + i, want - i);
+			continue;
+		}
+		if (run_next(f)) {
+			if ((err = open_run(f)) != IOP_OK)
+				return err;
+			continue;
+		}
+		/* plain events up to the next run record (or the first error) */
+		uint32_t got = iop_ev_load_n(&f->c, &f->pred, ev + i, want - i,
+		                             f->version >= 3, &err);
+		f->left -= got;
+		i += got;
+		if (err != IOP_OK)
+			return done(f, err);
+		settle(f);
+	}
 	return want < n ? IOP_ERR_STATE : IOP_OK; /* asked past the last event */
 }
 

@@ -29,9 +29,10 @@
 #include "codec.h"
 #include "err.h"
 #include "events.h"
+#include "hist.h"
 
 #define IOP_FRAME_MAGIC       0x46504f49u /* "IOPF" as bytes on the wire */
-#define IOP_WIRE_VERSION      2 /* 2: collective calls' numbers (docs/wire-format.md) */
+#define IOP_WIRE_VERSION      3 /* 3: run records; 2: collective calls' numbers (docs/wire-format.md) */
 #define IOP_WIRE_VERSION_MIN  1 /* the oldest a decoder reads: 1 is 2 without them */
 #define IOP_FRAME_HEADER_LEN  60
 #define IOP_FRAME_OVERHEAD    (IOP_FRAME_HEADER_LEN + IOP_MAC_BYTES)
@@ -41,6 +42,11 @@
 #define IOP_ID_MAX            0xffffffu                 /* file, site and thread ids */
 #define IOP_EVENT_MAX_BYTES   (2 + 15 * IOP_VARINT_MAX) /* longest encoded event */
 #define IOP_EVENT_MIN_BYTES   4                         /* op, flags, end delta, duration */
+/* Calls a frame may carry: what 1 MiB of the smallest events held before
+ * runs (a run record stands for many calls in a few bytes), so a receiver
+ * sizes its arrays as it always could. */
+#define IOP_FRAME_MAX_EVENTS  (IOP_FRAME_MAX_PAYLOAD / IOP_EVENT_MIN_BYTES)
+#define IOP_RUN_EXACT_MAX     16 /* a run of up to this many calls sends each duration */
 
 /* Header flags. */
 enum {
@@ -117,14 +123,46 @@ struct iop_ev_pred {
 	} off[16];             /* indexed by file id modulo 16 */
 };
 
+/* A run of calls the encoder is coalescing (private; docs/wire-format.md,
+ * "Run records"): the first call, and what the calls after it share. */
+struct iop_run_w {
+	struct iop_event first;
+	uint64_t window;      /* first.end_ns / split_ns: a run stays in one */
+	uint64_t last_end, last_offset, stride;
+	uint32_t count;       /* calls; 0: no run pending */
+	uint32_t nonzero;     /* non-empty buckets of hist (count > IOP_RUN_EXACT_MAX) */
+	uint64_t dur[IOP_RUN_EXACT_MAX];
+	struct iop_hist hist; /* over bk, every bucket */
+	uint32_t bk[IOP_HIST_BUCKETS];
+};
+
+/* A run record being handed out call by call (private). */
+struct iop_run_r {
+	struct iop_event ev;  /* the next call but its end, duration and offset */
+	uint64_t first_end, span, first_offset, stride;
+	uint32_t count, i;    /* calls, and the next one's index */
+	/* durations: dur[] (count <= IOP_RUN_EXACT_MAX), else from hist in
+	 * bucket order, the middle of each bucket moved within it by what
+	 * its sum asks (resid) */
+	uint64_t dur[IOP_RUN_EXACT_MAX];
+	__int128 resid;
+	unsigned b;           /* bucket of the next duration */
+	uint32_t b_left;      /* durations left in it */
+	struct iop_hist hist;
+	uint32_t bk[IOP_HIST_BUCKETS];
+};
+
 /* Encoder. Fields are private. */
 struct iop_frame_enc {
 	uint8_t *buf;
 	struct iop_wcur c; /* ends IOP_MAC_BYTES before the buffer does */
-	uint32_t n_events;
+	uint32_t n_events; /* calls, those of the pending run too */
 	uint16_t n_names, n_counters, n_inflight;
 	uint8_t stage;
 	struct iop_ev_pred pred;
+	uint64_t split_ns; /* coalescing on (iop_enc_coalesce) when above 0 */
+	uint64_t runs;     /* run records written */
+	struct iop_run_w run;
 };
 
 /* buf must hold at least IOP_FRAME_OVERHEAD + 64 bytes; a frame never grows
@@ -135,6 +173,13 @@ enum iop_err iop_enc_name(struct iop_frame_enc *e, const struct iop_name *n);
 enum iop_err iop_enc_counter(struct iop_frame_enc *e, const struct iop_counter *c);
 enum iop_err iop_enc_inflight(struct iop_frame_enc *e, const struct iop_inflight *f);
 enum iop_err iop_enc_event(struct iop_frame_enc *e, const struct iop_event *ev);
+/* Coalescing (call after iop_enc_begin; off by default): a thread's
+ * consecutive calls with the same layer, op, file and site, the same
+ * bytes, offsets at a constant stride (or none), no error, no nesting and
+ * no collective number, whose ends fall in the same split_ns window of
+ * the epoch, go out as one run record (docs/wire-format.md). split_ns 0
+ * turns it off. A reader gets the calls back one by one. */
+void iop_enc_coalesce(struct iop_frame_enc *e, uint64_t split_ns);
 /* Replaces the header flags given to iop_enc_begin (a sender knows whether
  * a frame is its last only once it has filled it). INVAL for unknown flags. */
 enum iop_err iop_enc_set_flags(struct iop_frame_enc *e, uint16_t flags);
@@ -150,13 +195,15 @@ static inline uint32_t iop_enc_events(const struct iop_frame_enc *e)
 struct iop_frame {
 	struct iop_frame_hdr hdr;
 	struct iop_stats stats;
-	uint32_t n_events;
+	uint32_t n_events; /* calls (a run record holds several) */
 	uint16_t n_names, n_counters, n_inflight;
+	uint16_t version;
 	/* private */
 	struct iop_rcur c;
-	uint32_t left; /* records left in the current section */
+	uint32_t left; /* records (events: calls) left in the current section */
 	uint8_t stage;
 	struct iop_ev_pred pred;
+	struct iop_run_r run; /* run.i < run.count: calls of a run still to hand out */
 };
 
 /* Reads just the header fields (no MAC check): for routing and for error
@@ -173,6 +220,13 @@ enum iop_err iop_frame_event(struct iop_frame *f, struct iop_event *ev);
  * same errors, in one call: a leaf reads a thousand events a frame). */
 enum iop_err iop_frame_events(struct iop_frame *f, struct iop_event *ev, uint32_t n);
 enum iop_err iop_frame_close(struct iop_frame *f);
+/* After iop_frame_event handed out a call decoded from a run record
+ * (IOP_EV_RUN): its index in the run (from 0) and the run's calls. */
+static inline void iop_frame_run_pos(const struct iop_frame *f, uint32_t *i, uint32_t *n)
+{
+	*i = f->run.i - 1;
+	*n = f->run.count;
+}
 
 /* Caller-provided arrays for iop_frame_decode; *_cap is each array's length.
  * A frame with more records than an array holds is OVERSIZED. */

@@ -32,6 +32,21 @@
 
 struct shim_global shim;
 
+/* Runs of like calls go out as one record (docs/wire-format.md, "Run
+ * records") unless IOPULSE_COALESCE=0. A run's calls are placed evenly
+ * between its first and last ends, so a run must not cross a collector's
+ * tick: it stays within one tick of IOPULSE_TICK_MS (`iopulse run` sets
+ * it), else within 1 ms, which divides every tick (whole milliseconds). */
+static uint64_t coalesce_window_ns(void)
+{
+	const char *on = getenv("IOPULSE_COALESCE");
+	if (on && strcmp(on, "0") == 0)
+		return 0;
+	const char *tick = getenv("IOPULSE_TICK_MS");
+	unsigned long ms = tick ? strtoul(tick, NULL, 10) : 0;
+	return (ms >= 100 && ms <= 60000 ? ms : 1) * UINT64_C(1000000);
+}
+
 static _Atomic int finished;
 static pid_t owner_pid; /* the process that started the sender */
 
@@ -138,6 +153,7 @@ static bool configure(void)
 	shim.interval_ms = iv ? (unsigned)strtoul(iv, NULL, 10) : 10;
 	if (shim.interval_ms < 1 || shim.interval_ms > 10000)
 		shim.interval_ms = 10;
+	shim.split_ns = coalesce_window_ns();
 	shim.rank = env_rank();
 	gethostname(shim.host, sizeof shim.host - 1);
 	shim.node_id = (uint32_t)iop_hash_str(shim.host);

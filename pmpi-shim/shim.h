@@ -176,6 +176,7 @@ struct shim_global {
 	char addr[256];      /* where frames go (nanomsg URL) */
 	char final_addr[256];/* REQ/REP address for the acknowledged last frame, or "" */
 	unsigned interval_ms;
+	uint64_t split_ns; /* runs of calls coalesced within these windows; 0: off */
 	_Atomic(struct shim_thread *) threads;
 	_Atomic uint32_t n_threads;
 };

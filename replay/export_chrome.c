@@ -8,7 +8,10 @@
  * A call's sub-calls (the POSIX writes of an MPI-IO write) lie inside it
  * on the same thread, so the viewers draw them nested. Times are
  * microseconds since the recording started. Names (paths, sites) come from
- * the frames' own name records, per process. */
+ * the frames' own name records, per process. A run of like calls the shim
+ * sent as one record (docs/wire-format.md, "Run records") is one slice,
+ * from its first call's start to its last call's end, that says so: its
+ * args hold the calls, their bytes and their total time (busy_us). */
 #include "export.h"
 
 #include <inttypes.h>
@@ -41,6 +44,10 @@ struct chrome {
 	uint32_t n_ranks_seen;
 	uint64_t events, frames, bad_frames;
 	bool first;
+	struct {
+		struct iop_event first; /* the run's first call, bytes summed */
+		uint64_t end_ns, busy_ns;
+	} run; /* the run being read, call by call */
 };
 
 static void put(struct chrome *c, json_t *o)
@@ -75,10 +82,23 @@ static void rank_track(struct chrome *c, uint32_t rank)
 	                 (json_int_t)rank, "args", "sort_index", (json_int_t)rank));
 }
 
-static void put_event(struct chrome *c, const struct iop_frame_hdr *h, const struct iop_event *ev)
+/* A call's slice; a run's (calls > 1) from its first call's start to end_ns. */
+static void put_slice(struct chrome *c, const struct iop_frame_hdr *h, const struct iop_event *ev,
+                      uint64_t end_ns, uint32_t calls, uint64_t busy_ns)
 {
+	/* a run's first call's duration may be its histogram's min: the
+	 * slice holds the run's total time at least */
 	uint64_t start = ev->end_ns - ev->dur_ns;
+	if (calls > 1 && end_ns - start < busy_ns)
+		start = end_ns - busy_ns;
 	json_t *args = json_object();
+	if (calls > 1) {
+		json_object_set_new(args, "calls", json_integer(calls));
+		json_object_set_new(args, "busy_us", json_real(busy_ns / 1e3));
+		json_object_set_new(args, "run", json_string("like calls sent as one record: one "
+		                                             "slice, the calls' own times not kept; "
+		                                             "bytes are theirs, busy_us their total time"));
+	}
 	if (ev->file) {
 		const char *path = coll_names_text(&c->names, name_key(h, ev->file));
 		if (path)
@@ -100,10 +120,30 @@ static void put_event(struct chrome *c, const struct iop_frame_hdr *h, const str
 	put(c, json_pack("{s:s,s:s,s:s,s:f,s:f,s:I,s:I,s:o}", "name",
 	                 iop_op_name((enum iop_op)ev->op), "cat",
 	                 iop_layer_name((enum iop_layer)ev->layer), "ph", "X", "ts",
-	                 start >= c->t0_ns ? (start - c->t0_ns) / 1e3 : 0.0, "dur", ev->dur_ns / 1e3,
+	                 start >= c->t0_ns ? (start - c->t0_ns) / 1e3 : 0.0, "dur",
+	                 (end_ns - start) / 1e3,
 	                 "pid", (json_int_t)h->rank, "tid",
 	                 (json_int_t)((uint64_t)h->pid << 8 | (ev->thread & 0xff)), "args", args));
-	c->events++;
+	c->events += calls;
+}
+
+static void put_event(struct chrome *c, const struct iop_frame *f, const struct iop_event *ev)
+{
+	if (!(ev->flags & IOP_EV_RUN)) {
+		put_slice(c, &f->hdr, ev, ev->end_ns, 1, ev->dur_ns);
+		return;
+	}
+	uint32_t i, n;
+	iop_frame_run_pos(f, &i, &n);
+	if (i == 0) {
+		c->run.first = *ev;
+		c->run.busy_ns = 0;
+	} else {
+		c->run.first.bytes += ev->bytes;
+	}
+	c->run.busy_ns += ev->dur_ns;
+	if (i + 1 == n)
+		put_slice(c, &f->hdr, &c->run.first, ev->end_ns, n, c->run.busy_ns);
 }
 
 /* One EVENTS frame: its names, then its events (counters and in-flight
@@ -131,7 +171,7 @@ static void take_frame(struct chrome *c, const uint8_t *buf, size_t len)
 	for (uint32_t i = 0; !e && i < f.n_events; i++) {
 		struct iop_event ev;
 		if (!(e = iop_frame_event(&f, &ev)))
-			put_event(c, &f.hdr, &ev);
+			put_event(c, &f, &ev);
 	}
 	c->frames++;
 	if (e)

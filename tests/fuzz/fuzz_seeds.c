@@ -106,5 +106,25 @@ int main(int argc, char **argv)
 	}
 	iop_enc_finish(&e, &fuzz_key, &len);
 	bad |= save(argv[1], "collective", buf, len - IOP_MAC_BYTES);
+	/* run records (wire version 3): a short run (durations each sent), a
+	 * long one (a histogram), one without offsets, between plain events */
+	iop_enc_begin(&e, buf, sizeof buf, &h, NULL);
+	iop_enc_coalesce(&e, 1000000000u);
+	for (uint32_t i = 0; i < 120; i++) {
+		uint32_t len_of = i < 10 ? 10 : i < 100 ? 90 : 20;
+		struct iop_event ev = {.end_ns = 2000000 + i * 1000,
+		                       .dur_ns = 300 + (i * 37) % 500,
+		                       .bytes = 1024u * (1 + i / len_of),
+		                       .offset = i * 1024,
+		                       .file = 1 + (i >= 100),
+		                       .layer = IOP_LAYER_POSIX,
+		                       .op = IOP_OP_WRITE,
+		                       .flags = i >= 100 ? IOP_EV_BYTES : IOP_EV_BYTES | IOP_EV_OFFSET};
+		if (i == 55)
+			ev.flags |= IOP_EV_ERROR, ev.err = 5;
+		iop_enc_event(&e, &ev);
+	}
+	iop_enc_finish(&e, &fuzz_key, &len);
+	bad |= save(argv[1], "runs", buf, len - IOP_MAC_BYTES);
 	return bad;
 }

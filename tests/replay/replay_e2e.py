@@ -656,9 +656,16 @@ def part_events(args, tmp, rec, live, live_alerts):
              e["name"] == "process_name"}
     if names != {0: "rank 0", 1: "rank 1"} or {e["pid"] for e in x} != {0, 1}:
         fail("chrome: want a track per rank, got %s" % names)
-    if s["monitor"]["dropped"] or len(x) != s["monitor"]["events"]:
-        fail("chrome: %d slices for %d events (%d dropped)" % (len(x), s["monitor"]["events"],
-                                                              s["monitor"]["dropped"]))
+    # a run of like calls sent as one record is one slice that says so
+    # (docs/wire-format.md, "Run records"): its args count its calls
+    calls = sum(e["args"].get("calls", 1) for e in x)
+    runs = [e for e in x if "calls" in e["args"]]
+    if s["monitor"]["dropped"] or calls != s["monitor"]["events"]:
+        fail("chrome: %d slices of %d calls for %d events (%d dropped)"
+             % (len(x), calls, s["monitor"]["events"], s["monitor"]["dropped"]))
+    if any(e["args"]["calls"] < 2 or "one record" not in e["args"].get("run", "") or
+           e["args"]["busy_us"] > e["dur"] * 1.0001 + 0.001 for e in runs):
+        fail("chrome: a run's slice does not say what it is: %s" % runs[:3])
     for layer in ("posix", "mpiio"):
         for cls in ("read", "write"):
             got = sum(e["args"].get("bytes", 0) for e in x
@@ -673,11 +680,42 @@ def part_events(args, tmp, rec, live, live_alerts):
                       e["ts"] + e["dur"] <= m["ts"] + m["dur"] + 0.001)
     if not nested:
         fail("chrome: no POSIX call nested in an MPI-IO write")
+    # a stream of like calls (fpp's sequential writes and reads): runs
+    ev2, summ2, data2 = (os.path.join(tmp, n) for n in ("events2.iop", "events2.json", "fpp2"))
+    p = run([args.iopulse, "run", "--headless", "--record", ev2, "--record-events",
+             "--summary-json", summ2, "--"] + launch + [args.fpp, "-n", "4000", "-d", data2],
+            env=env)
+    if p.returncode != 0:
+        fail("fpp recorded with events exited %d: %s" % (p.returncode, p.stderr[-2000:]))
+    with open(summ2) as f:
+        s2 = json.load(f)
+    p = run([args.iopulse, "export", ev2, "--format", "chrome", "-o", trace])
+    if p.returncode != 0:
+        fail("export --format chrome (fpp) exited %d: %s" % (p.returncode, p.stderr))
+    with open(trace) as f:
+        x2 = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+    runs2 = [e for e in x2 if "calls" in e["args"]]
+    calls2 = sum(e["args"].get("calls", 1) for e in x2)
+    if not runs2 or calls2 != s2["monitor"]["events"] or s2["monitor"]["dropped"]:
+        fail("chrome (fpp): %d run slices, %d calls for %d events" % (len(runs2), calls2,
+                                                                     s2["monitor"]["events"]))
+    for cls in ("read", "write"):
+        got = sum(e["args"].get("bytes", 0) for e in x2
+                  if e["cat"] == "posix" and e["name"].startswith(cls))
+        if got != s2["layers"]["posix"][cls + "_bytes"]:
+            fail("chrome (fpp): posix %s slices move %d bytes, summary %d"
+                 % (cls, got, s2["layers"]["posix"][cls + "_bytes"]))
+    if any("one record" not in e["args"].get("run", "") or
+           e["args"]["busy_us"] > e["dur"] + 0.001 for e in runs2):
+        fail("chrome (fpp): a run's slice does not say what it is: %s" % runs2[:3])
+    print("events: fpp's %d calls in %d slices, %d of them runs that say so"
+          % (calls2, len(x2), len(runs2)))
     p = run([args.iopulse, "export", rec, "--format", "chrome"])
     if p.returncode != 2 or "--record-events" not in p.stderr:
         fail("chrome of a recording without events: exit %d: %s" % (p.returncode, p.stderr))
-    print("events: %d slices on 2 rank tracks, bytes per layer equal the summary, %d POSIX "
-          "calls nested in MPI-IO writes" % (len(x), nested))
+    print("events: %d slices (%d of them runs) of %d calls on 2 rank tracks, bytes per layer "
+          "equal the summary, %d POSIX calls nested in MPI-IO writes"
+          % (len(x), len(runs), calls, nested))
 
 
 PARTS = {"headless": part_headless, "export": part_export, "damage": part_damage,

@@ -38,7 +38,8 @@
 
 /* Smallest record sizes (docs/wire-format.md, "counts need more bytes than
  * P at their smallest"): a frame of P payload bytes holds at most P / size
- * records of a kind, which bounds the decode arrays by the message. */
+ * records of a kind, which bounds the decode arrays by the message; calls,
+ * by the header's count (at most IOP_FRAME_MAX_EVENTS). */
 enum { MIN_NAME_BYTES = 12, MIN_COUNTER_BYTES = 6, MIN_INFLIGHT_BYTES = 5 };
 
 static volatile sig_atomic_t stop_signal;
@@ -276,6 +277,7 @@ static enum iop_err take_events(struct sink *s, struct sink_proc *p, const struc
 			return IOP_ERR_NOMEM;
 		if (ev->end_ns > *last_end)
 			*last_end = ev->end_ns;
+		s->run_calls += (ev->flags & IOP_EV_RUN) != 0;
 	}
 	s->events += o->frame.n_events;
 	return IOP_OK;
@@ -373,7 +375,7 @@ static enum iop_err take_frame(struct sink *s, const struct iop_frame_out *o)
 /* ------------------------------------------------------------- receiving */
 
 /* Makes the decode arrays as large as a message of len bytes could need. */
-static enum iop_err fit_decoder(struct sink *s, size_t len)
+static enum iop_err fit_decoder(struct sink *s, const uint8_t *msg, size_t len)
 {
 	struct iop_frame_out *o = &s->out;
 	size_t plen = len > IOP_FRAME_OVERHEAD ? len - IOP_FRAME_OVERHEAD : 0;
@@ -381,6 +383,14 @@ static enum iop_err fit_decoder(struct sink *s, size_t len)
 		plen = IOP_FRAME_MAX_PAYLOAD; /* the decoder rejects anything longer */
 	size_t names = plen / MIN_NAME_BYTES, counters = plen / MIN_COUNTER_BYTES;
 	size_t inflight = plen / MIN_INFLIGHT_BYTES, events = plen / IOP_EVENT_MIN_BYTES;
+	/* a run record (version 3) holds many calls in a few bytes: as many
+	 * as the header says, up to what a frame may carry */
+	if (len >= IOP_FRAME_HEADER_LEN) {
+		size_t declared = iop_load_u32le(msg + 48);
+		events = declared > IOP_FRAME_MAX_EVENTS ? IOP_FRAME_MAX_EVENTS
+		         : declared > events             ? declared
+		                                         : events;
+	}
 	names = names > UINT16_MAX ? UINT16_MAX : names;
 	counters = counters > UINT16_MAX ? UINT16_MAX : counters;
 	inflight = inflight > UINT16_MAX ? UINT16_MAX : inflight;
@@ -406,11 +416,13 @@ static enum iop_err fit_decoder(struct sink *s, size_t len)
 
 static enum iop_err take_message(struct sink *s, const uint8_t *msg, size_t len)
 {
-	if (fit_decoder(s, len) != IOP_OK)
+	if (fit_decoder(s, msg, len) != IOP_OK)
 		return IOP_ERR_NOMEM;
 	enum iop_err err = iop_frame_decode(msg, len, &s->key, &s->out);
-	if (err == IOP_OK)
+	if (err == IOP_OK) {
+		s->wire_bytes += len;
 		return take_frame(s, &s->out);
+	}
 	if (s->rejected[err]++ == 0 || s->n_rejected < LOG_REJECTS) {
 		struct iop_frame_hdr h;
 		if (iop_frame_peek(msg, len, &h) == IOP_OK)

@@ -116,6 +116,8 @@ struct sink {
 	struct sink_map images;   /* node_id << 32 | pid -> its latest image's index + 1 */
 	struct sink_table files;  /* struct sink_file */
 	uint64_t frames, final_frames, events, dup_frames;
+	uint64_t run_calls;  /* events decoded from run records (IOP_EV_RUN) */
+	uint64_t wire_bytes; /* bytes of the frames accepted */
 	uint64_t rejected[IOP_ERR__COUNT], n_rejected;
 	uint64_t inflight_reports, inflight_max_age;
 	struct iop_hist lat[IOP_LAYER__COUNT]; /* event durations */

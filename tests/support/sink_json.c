@@ -416,6 +416,8 @@ static json_t *report(struct sink *s, struct totals *t)
 	set(o, "frames", json_integer(num(s->frames)));
 	set(o, "final_frames", json_integer(num(s->final_frames)));
 	set(o, "events", json_integer(num(s->events)));
+	set(o, "run_calls", json_integer(num(s->run_calls)));
+	set(o, "wire_bytes", json_integer(num(s->wire_bytes)));
 	set(o, "rejected", rejected_json(s));
 	set(o, "processes", processes_json(s, t));
 	set(o, "files", files_json(s, false));

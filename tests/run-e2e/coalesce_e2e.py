@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Runs of calls coalesced at the source (docs/wire-format.md, "Run
+records"), checked against what really happened.
+
+quantiles: stream_prog (N pwrite calls of one block size, each timed by
+  the program itself) under the shim, streaming to the real iop-sink, once
+  with coalescing (the default) and once with IOPULSE_COALESCE=0. Checks:
+  - with coalescing, nearly every call went in a run record (the sink
+    counts the calls it decoded from runs), and the frames took under
+    2 bytes a call; without, none did;
+  - every call arrived (the sink's POSIX write events and bytes are the
+    program's), with the exact offsets of a constant stride (the sink's
+    per-file bytes);
+  - the p50 and p99 the sink computes from the decoded durations are
+    within the histogram's error (1/64) of the program's own figures,
+    plus what the shim's timing leaves out (its entry and exit, at most
+    2 %): a run's durations are rebuilt from its histogram.
+
+hang: a program written by others, dd (4 KiB blocks, file to file), under
+  the real `iopulse run`, with tests/fault/libiopfault.so hanging one of
+  its writes for 5 s in the middle of its stream (50 ms into it), and
+  hung_io's warning lowered to 1 s (--rules). Checks:
+  - hung_io starts on rank 0 while the call still hangs (its tick ends
+    before the hung call returns);
+  - the summary's totals are dd's: every write and read, every byte, 0
+    dropped (the calls before the hang were in runs: they reached the
+    collector before it, each frame closing its run).
+
+Usage: coalesce_e2e.py --iopulse IOPULSE --shim SHIM --sink SINK
+                       --prog STREAM_PROG --fault LIBIOPFAULT CASE
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TIMEOUT_S = 120
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def quantile(sorted_v, q):
+    """The ceil(q * n)-th smallest (the histogram's definition)."""
+    import math
+    k = max(1, math.ceil(q * len(sorted_v)))
+    return sorted_v[k - 1]
+
+
+def sink_run(args, tmp, name, env_extra, n, size, stride):
+    url = "ipc://%s/%s.ipc" % (tmp, name)
+    ready, out = os.path.join(tmp, name + ".ready"), os.path.join(tmp, name + ".json")
+    key = os.urandom(16).hex()
+    sink = subprocess.Popen([args.sink, "--url", url, "--key", key, "--out", out,
+                             "--ready", ready, "--expect-final", "1", "--timeout-s", "60"])
+    for _ in range(200):
+        if os.path.exists(ready):
+            break
+        time.sleep(0.05)
+    data, durs = os.path.join(tmp, name + ".dat"), os.path.join(tmp, name + ".durs")
+    env = dict(os.environ, LD_PRELOAD=args.shim, IOPULSE_ADDR=url, IOPULSE_KEY=key,
+               **env_extra)
+    if os.environ.get("IOP_SANITIZED"):
+        env["LD_PRELOAD"] = os.environ["LD_PRELOAD"] + ":" + args.shim
+    subprocess.run([args.prog, data, str(n), str(size), str(stride), durs], env=env,
+                   check=True, timeout=TIMEOUT_S)
+    sink.wait(timeout=TIMEOUT_S)
+    report = json.load(open(out))
+    truth = sorted(int(l) for l in open(durs))
+    return report, truth, data
+
+
+def case_quantiles(args, tmp):
+    # 256 KiB rewritten in place: ~20-60 us a call, so the shim's own
+    # ~0.1 us outside its timing is small beside the histogram's error
+    n, size = 6000, 256 * 1024
+    for name, extra, coalesced in (("on", {}, True), ("off", {"IOPULSE_COALESCE": "0"}, False)):
+        rep, truth, data = sink_run(args, tmp, name, extra, n, size, 0)
+        files = {f["path"]: f for f in rep["files"]}
+        ev = files.get(data, {}).get("events", {}).get("posix", {}).get("write")
+        if not ev or ev["ops"] != n or ev["bytes"] != n * size:
+            fail("%s: the sink's events of %s: %s; the program made %d writes, %d bytes"
+                 % (name, data, ev, n, n * size))
+        share = rep["run_calls"] / rep["events"]
+        per_call = rep["wire_bytes"] / rep["events"]
+        if coalesced and (share < 0.9 or per_call >= 2):
+            fail("coalescing on: %.3f of the calls in runs, %.2f bytes a call" % (share, per_call))
+        if not coalesced and rep["run_calls"]:
+            fail("IOPULSE_COALESCE=0: %d calls came in runs" % rep["run_calls"])
+        lat = rep["latency"]["posix"]
+        for q, key in ((0.5, "p50_ns"), (0.99, "p99_ns")):
+            want = quantile(truth, q)
+            got = lat[key]
+            # the sink's figure: the middle of its bucket (1/64); the
+            # program's: the shim's time plus its entry and exit
+            if not want * (1 - 1 / 64 - 0.02) <= got <= want * (1 + 1 / 64):
+                fail("%s: sink %s %d ns, the program's own %d ns: off by %.2f %%"
+                     % (name, key, got, want, 100.0 * (got - want) / want))
+            print("ok: %s: %s %d ns against the program's %d ns (%+.2f %%)"
+                  % (name, key, got, want, 100.0 * (got - want) / want))
+        print("ok: %s: %d calls exact, %.3f of them in runs, %.3f bytes a call on the wire"
+              % (name, n, share, per_call))
+
+
+def case_hang(args, tmp):
+    count, bs = 20000, 4096
+    in_file, out_file = os.path.join(tmp, "dd.in"), os.path.join(tmp, "dd.out")
+    with open(in_file, "wb") as f:
+        f.write(b"d" * (count * bs))
+    summary, alerts = os.path.join(tmp, "summary.json"), os.path.join(tmp, "alerts.jsonl")
+    rules = os.path.join(tmp, "rules.json")
+    with open(rules, "w") as f:
+        json.dump({"hung_io": {"warn": 1, "crit": 30}}, f)
+    env = dict(os.environ, HOME=tmp, TMPDIR=tmp, IOPFAULT_VERBOSE="1",
+               IOPFAULT_HANG="write", IOPFAULT_HANG_S="5", IOPFAULT_EPOCH_S="first",
+               IOPFAULT_AFTER_S="0.05", IOPFAULT_FILE=out_file)
+    cmd = [args.iopulse, "run", "--headless", "--format", "jsonl", "--summary-json", summary,
+           "--alerts", alerts, "--rules", rules, "--summary-files", "all",
+           "--also-preload", args.fault, "--",
+           "dd", "if=" + in_file, "of=" + out_file, "bs=%d" % bs, "count=%d" % count]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                       timeout=TIMEOUT_S, text=True)
+    sys.stderr.write(p.stderr)
+    if p.returncode != 0:
+        fail("iopulse run exited %d" % p.returncode)
+    began = [float(m) for m in re.findall(r"hangs for [0-9.]+ s .* from ([0-9.]+)", p.stderr)]
+    ended = [float(m) for m in re.findall(r"returns at ([0-9.]+)", p.stderr)]
+    if len(began) != 1 or len(ended) != 1:
+        fail("expected one hang and its return in the fault library's lines")
+    if os.path.getsize(out_file) != count * bs:
+        fail("dd wrote %d bytes, not %d" % (os.path.getsize(out_file), count * bs))
+    lines = [json.loads(l) for l in open(alerts).read().splitlines() if l.strip()]
+    hung = [a for a in lines if a["kind"] == "hung_io" and a["state"] == "start"]
+    if not hung:
+        fail("no hung_io alert; alerts: %s" % [(a["kind"], a["state"]) for a in lines])
+    first = hung[0]
+    if first.get("rank") != 0 or "posix write call in flight" not in first["message"]:
+        fail("hung_io on the wrong subject: %s" % first)
+    if first["t"] > ended[0]:
+        fail("hung_io started at %.2f, after the hung call returned at %.2f"
+             % (first["t"], ended[0]))
+    print("ok: hung_io started %.2f s into the hang, %.2f s before the call returned: %s"
+          % (first["t"] - began[0], ended[0] - first["t"], first["message"]))
+    s = json.load(open(summary))
+    files = {(f["path"], f["layer"]): f for f in s["files"]}
+    w = files.get((out_file, "posix"))
+    r = files.get((in_file, "posix"))
+    if not w or w["write_ops"] != count or w["write_bytes"] != count * bs:
+        fail("the summary's %s: %s; dd wrote %d blocks of %d" % (out_file, w, count, bs))
+    if not r or r["read_ops"] != count or r["read_bytes"] != count * bs:
+        fail("the summary's %s: %s; dd read %d blocks of %d" % (in_file, r, count, bs))
+    mon = s["monitor"]
+    if mon["dropped"] != 0:
+        fail("%d events dropped" % mon["dropped"])
+    print("ok: dd's %d writes and %d reads of %d bytes exact in the summary, 0 dropped"
+          % (count, count, bs))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    for a in ("--iopulse", "--shim", "--sink", "--prog", "--fault"):
+        p.add_argument(a, required=True)
+    p.add_argument("case", choices=("quantiles", "hang"))
+    args = p.parse_args()
+    tmp = tempfile.mkdtemp(prefix="iop-coalesce-", dir="/dev/shm" if os.path.isdir("/dev/shm")
+                           else None)
+    try:
+        (case_quantiles if args.case == "quantiles" else case_hang)(args, tmp)
+        print("PASS: %s" % args.case)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
