@@ -75,6 +75,14 @@
                           whole), runs coalesced (the default); beside it
                           the same with IOPULSE_COALESCE=0, and the share
                           of calls that went in run records; median of 3
+  pipeline_cpu_ns_per_call
+                          CPU a call of the whole pipeline (shim in the
+                          application thread, sender, `iopulse run`'s
+                          collector) for fpp's 1 KiB sequential stream on 2
+                          ranks: the CPU of the process tree (wait4) under
+                          `iopulse run --headless` less bare, at n and 2n
+                          transfers, over the extra calls; median of 5;
+                          _uncoalesced with IOPULSE_COALESCE=0
   fpp_overhead_ratio_passive
                           the same ratio with the shim preloaded but no
                           collector address (passive: the wrappers call
@@ -339,6 +347,39 @@ def job_added_ms(cmd, rounds=21, spread=None):
     return statistics.median(added)
 
 
+def pipeline_cpu(coalesce=True, rounds=5, n=100000):
+    """CPU a call of the whole pipeline (the shim in the application
+    thread, the sender, the collector: `iopulse run`'s leaf and root in
+    one process) for an IOR-like stream: examples/fpp, 2 ranks, 1 KiB
+    sequential writes then reads, under `iopulse run --headless` and bare,
+    n and 2n transfers a rank, the CPU (user + system) of the whole process
+    tree from wait4; ((2n under - n under) - (2n bare - n bare)) over the
+    extra calls (2 ranks x 2 n calls each), which leaves out every fixed
+    cost (start-up, MPI_Init); median of rounds, each in a new order."""
+    env = dict(env_mpi)
+    if not coalesce:
+        env["IOPULSE_COALESCE"] = "0"
+
+    def cpu(count, under):
+        cmd = ([iopulse, "run", "--headless", "--"] if under else []) + [
+            "mpirun.openmpi", "--oversubscribe", "-n", "2", fpp, "-n", str(count), "-s", "1024",
+            "-d", os.path.join(shm, "pipe")]
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        if status != 0:
+            raise RuntimeError("%s exited %d" % (cmd, status))
+        return ru.ru_utime + ru.ru_stime
+
+    added = []
+    order = random.Random(2)
+    for _ in range(rounds):
+        runs = [(c, u) for c in (n, 2 * n) for u in (True, False)]
+        t = {k: cpu(*k) for k in order.sample(runs, len(runs))}
+        extra = (t[(2 * n, True)] - t[(n, True)]) - (t[(2 * n, False)] - t[(n, False)])
+        added.append(extra / (2 * 2 * n) * 1e9)
+    return statistics.median(added)
+
+
 def busy_node(secs=10, ranks=4):
     """One run of busy_loop under iopulse run: (dropped, produced, calls)."""
     mpirun = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
@@ -460,6 +501,9 @@ try:
         print("wire_bytes_per_call %.3f B" % on)
         print("wire_bytes_per_call_uncoalesced %.3f B" % off)
         print("wire_calls_in_runs_share %.4f ratio" % share)
+    if "pipeline_cpu_ns_per_call" in wanted:
+        print("pipeline_cpu_ns_per_call %.1f ns" % pipeline_cpu())
+        print("pipeline_cpu_ns_per_call_uncoalesced %.1f ns" % pipeline_cpu(coalesce=False))
     if "shim_process_added_ms" in wanted:
         print("shim_process_added_ms %.2f ms" % process_added_ms())
     fpp_names = {"fpp_overhead_ratio", "shim_dropped_events",

@@ -106,7 +106,12 @@ def case_quantiles(args, tmp):
         if not coalesced and rep["run_calls"]:
             fail("IOPULSE_COALESCE=0: %d calls came in runs" % rep["run_calls"])
         lat = rep["latency"]["posix"]
-        for q, key in ((0.5, "p50_ns"), (0.99, "p99_ns")):
+        # under the sanitizers their pwrite interceptor, ahead of the
+        # shim in LD_PRELOAD, checks the 1 MiB buffer outside the shim's
+        # timing (8 % of a call's p50 here): the memory checks are that
+        # build's point, the timing is the other builds'
+        quantiles = () if os.environ.get("IOP_SANITIZED") else ((0.5, "p50_ns"), (0.99, "p99_ns"))
+        for q, key in quantiles:
             want = quantile(truth, q)
             got = lat[key]
             # the sink's figure: the middle of its bucket (1/64); the
