@@ -76,12 +76,14 @@
                           the same with IOPULSE_COALESCE=0, and the share
                           of calls that went in run records; median of 3
   pipeline_cpu_ns_per_call
-                          CPU a call of the whole pipeline (shim in the
-                          application thread, sender, `iopulse run`'s
-                          collector) for fpp's 1 KiB sequential stream on 2
-                          ranks: the CPU of the process tree (wait4) under
-                          `iopulse run --headless` less bare, at n and 2n
-                          transfers, over the extra calls; median of 5;
+                          CPU a call of the whole pipeline for an IOR-like
+                          stream (bench/pwrite_loop: 2 M sequential 1 KiB
+                          pwrite calls) under `iopulse run --headless`,
+                          each part where it runs: the loop thread's CPU
+                          less bare (the shim), the process's other
+                          threads (the sender), `iopulse run`'s own process
+                          (the collector: leaf and root) less a 1-call
+                          run's; median of 7 rounds, with its parts;
                           _uncoalesced with IOPULSE_COALESCE=0
   fpp_overhead_ratio_passive
                           the same ratio with the shim preloaded but no
@@ -347,37 +349,52 @@ def job_added_ms(cmd, rounds=21, spread=None):
     return statistics.median(added)
 
 
-def pipeline_cpu(coalesce=True, rounds=5, n=100000):
-    """CPU a call of the whole pipeline (the shim in the application
-    thread, the sender, the collector: `iopulse run`'s leaf and root in
-    one process) for an IOR-like stream: examples/fpp, 2 ranks, 1 KiB
-    sequential writes then reads, under `iopulse run --headless` and bare,
-    n and 2n transfers a rank, the CPU (user + system) of the whole process
-    tree from wait4; ((2n under - n under) - (2n bare - n bare)) over the
-    extra calls (2 ranks x 2 n calls each), which leaves out every fixed
-    cost (start-up, MPI_Init); median of rounds, each in a new order."""
-    env = dict(env_mpi)
+def proc_cpu_s(pid):
+    """User + system CPU of process pid itself (not its children), s."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pipeline_cpu(coalesce=True, rounds=7, n=2000000):
+    """CPU a call of the whole pipeline for an IOR-like stream
+    (bench/pwrite_loop: n sequential 1 KiB pwrite calls), each part
+    measured where it runs: the loop thread's CPU under `iopulse run
+    --headless` less bare (the shim's part), the process's other threads
+    (the sender, read from /proc by the loop), and `iopulse run`'s own
+    process (leaf and root), read from /proc until it exits, less the
+    same for a run of 1 call (its start-up). Median of rounds, with the
+    parts of the median round."""
+    env = dict(os.environ)
     if not coalesce:
         env["IOPULSE_COALESCE"] = "0"
+    target = os.path.join(shm, "pipe.dat")
 
-    def cpu(count, under):
-        cmd = ([iopulse, "run", "--headless", "--"] if under else []) + [
-            "mpirun.openmpi", "--oversubscribe", "-n", "2", fpp, "-n", str(count), "-s", "1024",
-            "-d", os.path.join(shm, "pipe")]
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
-        if status != 0:
-            raise RuntimeError("%s exited %d" % (cmd, status))
-        return ru.ru_utime + ru.ru_stime
+    def under(count):
+        p = subprocess.Popen([iopulse, "run", "--headless", "--", loop, target, str(count),
+                              "size=1024", "others"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+        coll = 0.0
+        while p.poll() is None:
+            try:
+                coll = proc_cpu_s(p.pid)
+            except (OSError, IndexError):
+                pass
+            time.sleep(0.02)
+        out = p.stdout.read().split()
+        return float(out[3]), float(out[5]), coll
 
-    added = []
-    order = random.Random(2)
+    parts = []
     for _ in range(rounds):
-        runs = [(c, u) for c in (n, 2 * n) for u in (True, False)]
-        t = {k: cpu(*k) for k in order.sample(runs, len(runs))}
-        extra = (t[(2 * n, True)] - t[(n, True)]) - (t[(2 * n, False)] - t[(n, False)])
-        added.append(extra / (2 * 2 * n) * 1e9)
-    return statistics.median(added)
+        bare = subprocess.run([loop, target, str(n), "size=1024"], capture_output=True, text=True,
+                              timeout=300, check=True)
+        bare_cpu = float(bare.stdout.split()[3])
+        loop_cpu, sender, coll = under(n)
+        _, _, coll_1 = under(1)
+        parts.append((loop_cpu - bare_cpu, sender, (coll - coll_1) / n * 1e9))
+    parts.sort(key=sum)
+    mid = parts[len(parts) // 2]
+    return sum(mid), mid
 
 
 def busy_node(secs=10, ranks=4):
@@ -502,8 +519,11 @@ try:
         print("wire_bytes_per_call_uncoalesced %.3f B" % off)
         print("wire_calls_in_runs_share %.4f ratio" % share)
     if "pipeline_cpu_ns_per_call" in wanted:
-        print("pipeline_cpu_ns_per_call %.1f ns" % pipeline_cpu())
-        print("pipeline_cpu_ns_per_call_uncoalesced %.1f ns" % pipeline_cpu(coalesce=False))
+        for name, on in (("pipeline_cpu_ns_per_call", True),
+                         ("pipeline_cpu_ns_per_call_uncoalesced", False)):
+            total, (shim_ns, sender_ns, coll_ns) = pipeline_cpu(coalesce=on)
+            print("%s %.1f ns (shim %.1f, sender %.1f, collector %.1f)"
+                  % (name, total, shim_ns, sender_ns, coll_ns))
     if "shim_process_added_ms" in wanted:
         print("shim_process_added_ms %.2f ms" % process_added_ms())
     fpp_names = {"fpp_overhead_ratio", "shim_dropped_events",

@@ -501,6 +501,28 @@ static void add_collective(struct proc *p, struct coll_delta *d, const struct io
 	(void)coll_instset_add(&d->inst, file, ev->layer, ev->op, ev->coll_seq, ev->coll_size, &a);
 }
 
+/* Whether a call of m's rows has an access pattern: a data call with an
+ * offset, on a named file. */
+static inline bool has_pattern(const struct rows_memo *m, const struct iop_event *ev, unsigned cls)
+{
+	return m->named && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) &&
+	       (ev->flags & IOP_EV_BYTES);
+}
+
+/* Its pattern (pattern.h) into k, through the counter kept in the memo:
+ * a lookup per call was a fifth of the leaf's time. */
+static inline void take_pattern(struct proc *p, struct rows_memo *m, const struct iop_event *ev,
+                                unsigned cls, struct call *k)
+{
+	k->seq_known = true;
+	if (!m->pc || m->pc_of != p->ctr || m->pc_slots != p->ctr_slots) {
+		m->pc = proc_pattern_counter(p, ev->file, ev->layer, cls);
+		m->pc_of = p->ctr;
+		m->pc_slots = p->ctr_slots;
+	}
+	k->pattern = m->pc ? proc_pattern_at(p, m->pc, ev->offset, ev->bytes) : COLL_PAT_RANDOM;
+}
+
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
 {
 	bool late;
@@ -516,19 +538,8 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 	if (COLL_EVENT(ev))
 		add_collective(p, d, ev, k.excl_ns);
 	struct rows_memo *m = event_rows(l, p, d, ev, cls);
-	if (m->named && cls != IOP_CLASS_META && (ev->flags & IOP_EV_OFFSET) &&
-	    (ev->flags & IOP_EV_BYTES)) {
-		k.seq_known = true;
-		/* the counter kept in the memo: a lookup per call was a fifth
-		 * of the leaf's time */
-		if (!m->pc || m->pc_of != p->ctr || m->pc_slots != p->ctr_slots) {
-			m->pc = proc_pattern_counter(p, ev->file, ev->layer, cls);
-			m->pc_of = p->ctr;
-			m->pc_slots = p->ctr_slots;
-		}
-		k.pattern = m->pc ? proc_pattern_at(p, m->pc, ev->offset, ev->bytes)
-		                  : COLL_PAT_RANDOM;
-	}
+	if (has_pattern(m, ev, cls))
+		take_pattern(p, m, ev, cls, &k);
 	/* An entry's first calls go to its rows (RANK, FILE, SITE; the
 	 * LAYER row is summed at the tick's close), the cells and histogram
 	 * buckets fetched together first: in a tick of thousands of rows
@@ -563,6 +574,54 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
 	add_busy(l, p, ev, cls, d->tick.t, row[0] == UINT32_MAX ? NULL : &cell[row[0]]);
 }
 
+/* The calls of a run (n of them from ev, decoded from one run record: one
+ * thread, layer, op, file, site and size; no error, nesting or collective
+ * number) when they lie in one open tick: one look for their rows, their
+ * sums and latencies into the memo's acc, and as busy time their total
+ * time within the run's span (a thread's calls do not overlap; their ends
+ * in between were spread evenly, their starts are not known). The memo
+ * entry's first calls go to its rows one by one, as add_event's do. False,
+ * nothing done, when the run does not fit: then it goes call by call. */
+static bool add_run(struct coll_leaf *l, struct proc *p, const struct iop_event *ev, uint32_t n)
+{
+	const struct iop_event *last = &ev[n - 1];
+	bool late;
+	struct coll_delta *d = event_delta(l, last->end_ns, &late);
+	uint64_t own = (uint64_t)d->tick.t * l->cfg.tick_ns;
+	if (late || ev->end_ns - ev->dur_ns < own || last->end_ns - own > l->cfg.tick_ns)
+		return false;
+	unsigned cls = iop_op_class(ev->op);
+	struct rows_memo *m = event_rows(l, p, d, ev, cls);
+	if (!m->gen)
+		return false;
+	uint32_t i = 0;
+	for (; i < n && m->calls < DIRECT; i++)
+		add_event(l, p, &ev[i]);
+	if (i == n)
+		return true;
+	uint64_t began = ev[i].end_ns - ev[i].dur_ns, busy = 0;
+	bool pattern = has_pattern(m, ev, cls);
+	m->calls += n - i;
+	d->mon.events += n - i;
+	for (; i < n; i++) {
+		struct call k = {.ev = &ev[i], .excl_ns = ev[i].dur_ns,
+		                 .bucket = iop_hist_bucket(ev[i].dur_ns)};
+		if (pattern)
+			take_pattern(p, m, &ev[i], cls, &k);
+		add_to_acc(&m->acc, &k);
+		busy += ev[i].dur_ns;
+	}
+	uint64_t *until = &p->busy_until[ev->layer][cls];
+	uint64_t from = began > *until ? began : *until;
+	if (last->end_ns > from && m->row[0] != UINT32_MAX) {
+		uint64_t span = last->end_ns - from;
+		d->tick.cell[m->row[0]].busy_ns += busy < span ? busy : span;
+	}
+	if (last->end_ns > *until)
+		*until = last->end_ns;
+	return true;
+}
+
 /* The events of a frame of p; nothing waits in the memo after. */
 static void add_events(struct coll_leaf *l, struct proc *p, const struct iop_frame_out *f)
 {
@@ -570,6 +629,12 @@ static void add_events(struct coll_leaf *l, struct proc *p, const struct iop_fra
 	uint32_t n = f->frame.n_events;
 	const struct iop_event *ev = f->events;
 	for (uint32_t i = 0; i < n; i++) {
+		/* a run record's calls at once (the decoder checked its count) */
+		uint32_t run = ev[i].run_calls;
+		if (run > 1 && run <= n - i && add_run(l, p, &ev[i], run)) {
+			i += run - 1;
+			continue;
+		}
 		/* not for a call like the one before it (a run of writes to
 		 * a file): its row is the same */
 		const struct iop_event *next = i + AHEAD < n ? &ev[i + AHEAD] : NULL;

@@ -172,7 +172,7 @@ load_fast(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_event *ev)
 		ev->child_ns = take_varint(&q, &bad);
 		flags |= IOP_EV_CHILDREN;
 	}
-	ev->coll_seq = ev->coll_size = 0;
+	ev->coll_seq = ev->coll_size = ev->run_calls = 0;
 	if (code & EVC_COLL) {
 		uint64_t seq = take_varint(&q, &bad), size = take_varint(&q, &bad);
 		if (seq == 0 || seq > UINT32_MAX || size == 0 || size > UINT32_MAX)
@@ -285,7 +285,7 @@ static enum iop_err load_checked(struct iop_rcur *c, struct iop_ev_pred *p, stru
 		ev->call_id = ev->child_ops = 0;
 		ev->child_bytes = ev->child_ns = 0;
 	}
-	ev->coll_seq = ev->coll_size = 0;
+	ev->coll_seq = ev->coll_size = ev->run_calls = 0;
 	if (code & EVC_COLL) {
 		uint64_t seq = iop_get_varint(c), size = iop_get_varint(c);
 		if (c->err != IOP_OK)

@@ -91,6 +91,9 @@ struct iop_event {
 	                         this layer, from 1: the same instance on every rank
 	                         (IOP_EV_COLL) */
 	uint32_t coll_size;   /* ranks that make the call (the communicator's size) */
+	uint32_t run_calls;   /* the first call of a run (IOP_EV_RUN): the run's
+	                         calls, this one and the next run_calls - 1 of the
+	                         decoded events; 0 otherwise */
 	uint8_t layer;        /* enum iop_layer */
 	uint8_t op;           /* enum iop_op */
 	uint8_t flags;        /* IOP_EV_* */

@@ -225,7 +225,8 @@ enum iop_err iop_enc_event(struct iop_frame_enc *e, const struct iop_event *ev)
 	struct iop_run_w *r = &e->run;
 	bool eligible = iop_run_eligible(ev);
 	if (r->count && eligible && iop_run_extends(r, ev, e->split_ns)) {
-		if (iop_run_bound(r, 1, ev->dur_ns) > iop_wcur_room(&e->c))
+		size_t room = iop_wcur_room(&e->c);
+		if (room < IOP_RUN_BOUND_MAX && iop_run_bound(r, 1, ev->dur_ns) > room)
 			return IOP_ERR_FULL;
 		iop_run_add(r, ev);
 		e->n_events++;

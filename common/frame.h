@@ -141,6 +141,9 @@ struct iop_run_r {
 	struct iop_event ev;  /* the next call but its end, duration and offset */
 	uint64_t first_end, span, first_offset, stride;
 	uint32_t count, i;    /* calls, and the next one's index */
+	/* the next call's end, first_end + span * i / (count - 1), kept
+	 * without a division: step = span / (count - 1), and the remainders */
+	uint64_t next_end, step, rem, acc;
 	/* durations: dur[] (count <= IOP_RUN_EXACT_MAX), else from hist in
 	 * bucket order, the middle of each bucket moved within it by what
 	 * its sum asks (resid) */
@@ -148,6 +151,7 @@ struct iop_run_r {
 	__int128 resid;
 	unsigned b;           /* bucket of the next duration */
 	uint32_t b_left;      /* durations left in it */
+	uint64_t b_mid, b_lo, b_hi; /* its middle and bounds within [min, max] */
 	struct iop_hist hist;
 	uint32_t bk[IOP_HIST_BUCKETS];
 };

@@ -14,15 +14,7 @@
 #include "event_codec.h"
 #include "run_codec.h"
 
-/* Fields a run's calls share; anything else (an error, nesting, a
- * collective number) keeps a call out of runs. */
-#define RUN_FLAGS (IOP_EV_OFFSET | IOP_EV_BYTES)
-#define RUN_WIRE  (EVW_THREAD | EVW_FILE | EVW_SITE | EVW_OFFSET | EVW_BYTES)
-
-bool iop_run_eligible(const struct iop_event *ev)
-{
-	return (ev->flags & ~RUN_FLAGS) == 0 && ev->dur_ns <= IOP_HIST_MAX_NS;
-}
+#define RUN_WIRE (EVW_THREAD | EVW_FILE | EVW_SITE | EVW_OFFSET | EVW_BYTES)
 
 void iop_run_start(struct iop_run_w *r, const struct iop_event *ev, uint64_t split_ns)
 {
@@ -36,19 +28,6 @@ void iop_run_start(struct iop_run_w *r, const struct iop_event *ev, uint64_t spl
 	r->dur[0] = ev->dur_ns;
 }
 
-bool iop_run_extends(const struct iop_run_w *r, const struct iop_event *ev, uint64_t split_ns)
-{
-	const struct iop_event *f = &r->first;
-	if (ev->flags != f->flags || ev->op != f->op || ev->layer != f->layer ||
-	    ev->file != f->file || ev->site != f->site || ev->thread != f->thread ||
-	    ev->bytes != f->bytes || ev->end_ns < r->last_end || ev->end_ns / split_ns != r->window ||
-	    ev->dur_ns > f->end_ns || r->count >= IOP_FRAME_MAX_EVENTS)
-		return false;
-	if (!(ev->flags & IOP_EV_OFFSET))
-		return true;
-	return r->count == 1 || ev->offset - r->last_offset == r->stride;
-}
-
 static void hist_add(struct iop_run_w *r, uint64_t ns)
 {
 	unsigned b = iop_hist_bucket(ns);
@@ -56,24 +35,22 @@ static void hist_add(struct iop_run_w *r, uint64_t ns)
 	iop_hist_record_full(&r->hist, ns, b);
 }
 
-void iop_run_add(struct iop_run_w *r, const struct iop_event *ev)
+void iop_run_add_short(struct iop_run_w *r, const struct iop_event *ev)
 {
 	if (r->count == 1)
 		r->stride = ev->offset - r->first.offset;
 	if (r->count < IOP_RUN_EXACT_MAX) {
 		r->dur[r->count] = ev->dur_ns;
-	} else {
-		if (r->count == IOP_RUN_EXACT_MAX) { /* its durations move to a histogram */
-			memset(r->bk, 0, sizeof r->bk);
-			iop_hist_init(&r->hist);
-			r->hist.bucket = r->bk;
-			r->hist.lo = 0;
-			r->hist.hi = IOP_HIST_BUCKETS;
-			r->hist.borrowed = 1;
-			r->nonzero = 0;
-			for (unsigned i = 0; i < IOP_RUN_EXACT_MAX; i++)
-				hist_add(r, r->dur[i]);
-		}
+	} else { /* its durations move to a histogram */
+		memset(r->bk, 0, sizeof r->bk);
+		iop_hist_init(&r->hist);
+		r->hist.bucket = r->bk;
+		r->hist.lo = 0;
+		r->hist.hi = IOP_HIST_BUCKETS;
+		r->hist.borrowed = 1;
+		r->nonzero = 0;
+		for (unsigned i = 0; i < IOP_RUN_EXACT_MAX; i++)
+			hist_add(r, r->dur[i]);
 		hist_add(r, ev->dur_ns);
 	}
 	r->count++;
@@ -153,6 +130,18 @@ static uint32_t bucket_count(const struct iop_run_r *r, unsigned b)
 	return b >= r->hist.lo && b < r->hist.hi ? r->hist.bucket[b - r->hist.lo] : 0;
 }
 
+/* Moves the durations' cursor to bucket b. */
+static void at_bucket(struct iop_run_r *r, unsigned b)
+{
+	const struct iop_hist *h = &r->hist;
+	uint64_t lo = iop_hist_bucket_low(b), hi = iop_hist_bucket_high(b);
+	r->b = b;
+	r->b_left = bucket_count(r, b);
+	r->b_mid = mid_in(h, b);
+	r->b_lo = lo > h->min ? lo : h->min;
+	r->b_hi = hi < h->max ? hi : h->max;
+}
+
 /* The durations of a long run: its histogram, checked against the run;
  * the residual its sum leaves after every duration at its bucket's
  * middle (the first at min, the last at max). */
@@ -175,8 +164,7 @@ static enum iop_err open_hist(struct iop_rcur *c, struct iop_run_r *r)
 	base += (__int128)h->min - mid_in(h, iop_hist_bucket(h->min));
 	base += (__int128)h->max - mid_in(h, iop_hist_bucket(h->max));
 	r->resid = (__int128)h->sum - base;
-	r->b = iop_hist_bucket(h->min);
-	r->b_left = bucket_count(r, r->b);
+	at_bucket(r, iop_hist_bucket(h->min));
 	return IOP_OK;
 }
 
@@ -228,6 +216,10 @@ enum iop_err iop_run_open(struct iop_rcur *c, struct iop_ev_pred *p, uint32_t le
 	r->i = 0;
 	r->first_end = end - span;
 	r->span = span;
+	r->next_end = r->first_end;
+	r->step = span / (count - 1);
+	r->rem = span % (count - 1);
+	r->acc = 0;
 	if (count > IOP_RUN_EXACT_MAX)
 		return open_hist(c, r);
 	for (uint32_t i = 0; i < count; i++) {
@@ -243,22 +235,20 @@ static uint64_t next_hist_dur(struct iop_run_r *r)
 {
 	const struct iop_hist *h = &r->hist;
 	while (r->b_left == 0 && r->b + 1 < h->hi)
-		r->b_left = bucket_count(r, ++r->b);
+		at_bucket(r, r->b + 1);
 	r->b_left--;
 	if (r->i == 0)
 		return h->min;
 	if (r->i + 1 == r->count)
 		return h->max;
-	uint64_t v = mid_in(h, r->b);
+	uint64_t v = r->b_mid;
 	if (r->resid > 0) {
-		uint64_t hi = iop_hist_bucket_high(r->b);
-		uint64_t room = (hi < h->max ? hi : h->max) - v;
+		uint64_t room = r->b_hi - v;
 		uint64_t d = r->resid < (__int128)room ? (uint64_t)r->resid : room;
 		v += d;
 		r->resid -= d;
 	} else if (r->resid < 0) {
-		uint64_t lo = iop_hist_bucket_low(r->b);
-		uint64_t room = v - (lo > h->min ? lo : h->min);
+		uint64_t room = v - r->b_lo;
 		uint64_t d = -r->resid < (__int128)room ? (uint64_t)-r->resid : room;
 		v -= d;
 		r->resid += d;
@@ -269,7 +259,15 @@ static uint64_t next_hist_dur(struct iop_run_r *r)
 void iop_run_next(struct iop_run_r *r, struct iop_event *ev)
 {
 	*ev = r->ev;
-	ev->end_ns = end_of(r, r->i);
+	ev->run_calls = r->i == 0 ? r->count : 0;
+	ev->end_ns = r->next_end;
+	/* the next one: floor(span * (i + 1) / (count - 1)) past first_end */
+	r->next_end += r->step;
+	r->acc += r->rem;
+	if (r->acc >= r->count - 1) {
+		r->acc -= r->count - 1;
+		r->next_end++;
+	}
 	ev->offset = r->ev.flags & IOP_EV_OFFSET ? r->first_offset + r->i * r->stride : 0;
 	ev->dur_ns = r->count <= IOP_RUN_EXACT_MAX ? r->dur[r->i] : next_hist_dur(r);
 	r->i++;

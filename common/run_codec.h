@@ -12,16 +12,59 @@
 
 _Static_assert(IOP_OP__COUNT <= 31, "op 31 marks a run record on the wire");
 
+/* Fields a run's calls share; anything else (an error, nesting, a
+ * collective number) keeps a call out of runs. */
+#define IOP_RUN_FLAGS (IOP_EV_OFFSET | IOP_EV_BYTES)
+
 /* Whether ev may be part of a run at all: no error, no nesting, no
- * collective number, a duration the histogram holds exactly. */
-bool iop_run_eligible(const struct iop_event *ev);
+ * collective number, a duration the histogram holds exactly. (Inline,
+ * as the two below: the sender asks them for every call.) */
+static inline bool iop_run_eligible(const struct iop_event *ev)
+{
+	return (ev->flags & ~IOP_RUN_FLAGS) == 0 && ev->dur_ns <= IOP_HIST_MAX_NS;
+}
 
 /* Starts r with ev (eligible); r->count becomes 1. */
 void iop_run_start(struct iop_run_w *r, const struct iop_event *ev, uint64_t split_ns);
+
 /* Whether eligible ev continues r (count >= 1). */
-bool iop_run_extends(const struct iop_run_w *r, const struct iop_event *ev, uint64_t split_ns);
-/* Adds ev, which iop_run_extends accepted. */
-void iop_run_add(struct iop_run_w *r, const struct iop_event *ev);
+static inline bool iop_run_extends(const struct iop_run_w *r, const struct iop_event *ev,
+                                   uint64_t split_ns)
+{
+	const struct iop_event *f = &r->first;
+	if (ev->flags != f->flags || ev->op != f->op || ev->layer != f->layer ||
+	    ev->file != f->file || ev->site != f->site || ev->thread != f->thread ||
+	    ev->bytes != f->bytes || ev->end_ns < r->last_end || ev->end_ns / split_ns != r->window ||
+	    ev->dur_ns > f->end_ns || r->count >= IOP_FRAME_MAX_EVENTS)
+		return false;
+	if (!(ev->flags & IOP_EV_OFFSET))
+		return true;
+	return r->count == 1 || ev->offset - r->last_offset == r->stride;
+}
+
+/* Adds ev, which iop_run_extends accepted; the out-of-line part for the
+ * first IOP_RUN_EXACT_MAX + 1 calls. */
+void iop_run_add_short(struct iop_run_w *r, const struct iop_event *ev);
+static inline void iop_run_add(struct iop_run_w *r, const struct iop_event *ev)
+{
+	if (r->count <= IOP_RUN_EXACT_MAX) {
+		iop_run_add_short(r, ev);
+		return;
+	}
+	unsigned b = iop_hist_bucket(ev->dur_ns);
+	r->nonzero += r->bk[b] == 0;
+	iop_hist_record_full(&r->hist, ev->dur_ns, b);
+	r->count++;
+	r->last_end = ev->end_ns;
+	r->last_offset = ev->offset;
+}
+
+/* The most bytes any run's record takes (every bucket of the histogram
+ * used): with this much room left a call never needs iop_run_bound. */
+#define IOP_RUN_BOUND_MAX (3 + 3 * IOP_VARINT_MAX + 3 * 4 + 3 * IOP_VARINT_MAX + \
+                           4 * IOP_VARINT_MAX + 2 + IOP_HIST_BUCKETS * (2 + 5) + \
+                           IOP_RUN_EXACT_MAX * IOP_VARINT_MAX)
+
 /* The most bytes r's record takes with one more call of duration dur_ns
  * (more: 1) or as it is (more: 0). */
 size_t iop_run_bound(const struct iop_run_w *r, unsigned more, uint64_t dur_ns);
