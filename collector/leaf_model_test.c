@@ -6,7 +6,8 @@
  * if one of them miscounts, also with the files folded past max_files
  * (the FILE rows' latencies held back until then). Busy time and calls
  * in flight are left to engine_test: the model checks the rest of every
- * cell, histograms byte for byte. */
+ * cell, histograms byte for byte. With frames of run records too: the
+ * leaf adds a run's calls at once, the model one by one. */
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -40,6 +41,8 @@ struct closed {
 	bool seen[TICKS];
 	uint64_t late, events;
 };
+
+static uint64_t run_calls_seen; /* calls the model decoded from runs of > 8 */
 
 static struct iop_key key_of(void)
 {
@@ -84,6 +87,7 @@ static void model_frame(struct model *m, unsigned r, const uint8_t *buf, size_t 
 		m->id_hash[r][names[i].id] = names[i].hash;
 	for (uint32_t i = 0; i < out.frame.n_events; i++) {
 		const struct iop_event *ev = &events[i];
+		run_calls_seen += ev->run_calls > 8 ? ev->run_calls : 0;
 		uint64_t t = ev->end_ns / SEC - T0 / SEC;
 		assert_true(t < TICKS);
 		struct coll_tick *k = &m->tick[t];
@@ -174,7 +178,7 @@ static void assert_calls_equal(const struct coll_cell *a, const struct coll_cell
  * the leaf holds the latencies of its FILE rows back until then
  * (latlog.h), and the rows kept and the "other" rows must come out as
  * recorded call by call. */
-static void leaf_matches_model(uint32_t max_files)
+static void leaf_matches_model(uint32_t max_files, uint64_t coalesce_ns)
 {
 	struct model *m = calloc(1, sizeof(*m));
 	struct closed *c = calloc(1, sizeof(*c));
@@ -199,7 +203,9 @@ static void leaf_matches_model(uint32_t max_files)
 	for (unsigned r = 0; r < RANKS; r++) {
 		assert_true(iop_wl_init(&w[r], r % 3 ? IOP_WL_MIXED : IOP_WL_IOR_WRITE, r, 77 + r, T0));
 		w[r].job_id = JOB;
+		w[r].coalesce_ns = coalesce_ns;
 	}
+	run_calls_seen = 0;
 	static uint8_t buf[1 << 16];
 	struct iop_key key = key_of();
 	uint64_t now = T0, sent = 0;
@@ -253,6 +259,9 @@ static void leaf_matches_model(uint32_t max_files)
 		ticks += b->n > 0;
 	}
 	assert_true(ticks > 3);
+	/* with runs: many calls came in runs long enough for the leaf to add
+	 * them at once (add_run, past its memo's first calls) */
+	assert_true(coalesce_ns ? run_calls_seen > 10000 : run_calls_seen == 0);
 	for (int t = 0; t < TICKS; t++) {
 		coll_tick_free(&m->tick[t]);
 		coll_tick_free(&c->tick[t]);
@@ -268,13 +277,22 @@ static void leaf_matches_model(uint32_t max_files)
 static void leaf_matches_model_all_files(void **state)
 {
 	(void)state;
-	leaf_matches_model(0);
+	leaf_matches_model(0, 0);
 }
 
 static void leaf_matches_model_folded(void **state)
 {
 	(void)state;
-	leaf_matches_model(8);
+	leaf_matches_model(8, 0);
+}
+
+/* Frames with run records (1 s windows, as under `iopulse run`): the
+ * leaf adds a run's calls at once, the model call by call as decoded. */
+static void leaf_matches_model_runs(void **state)
+{
+	(void)state;
+	leaf_matches_model(0, SEC);
+	leaf_matches_model(8, SEC);
 }
 
 int main(void)
@@ -282,6 +300,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(leaf_matches_model_all_files),
 	    cmocka_unit_test(leaf_matches_model_folded),
+	    cmocka_unit_test(leaf_matches_model_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

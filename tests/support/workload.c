@@ -302,8 +302,10 @@ enum iop_err iop_wl_frame(struct iop_wl *w, uint8_t *buf, size_t cap, unsigned m
 	    .pid = 4242 + w->rank,
 	};
 	struct iop_stats st = {.events = w->events_made, .shim_ns = w->events_made * 30};
-	struct iop_frame_enc e;
+	static _Thread_local struct iop_frame_enc e; /* a run's histogram: ~5 KiB */
 	enum iop_err err = iop_enc_begin(&e, buf, cap, &hdr, &st);
+	if (err == IOP_OK && w->coalesce_ns)
+		iop_enc_coalesce(&e, w->coalesce_ns);
 	for (uint32_t i = 1; i < w->n_names && err == IOP_OK; i++) {
 		if (w->names[i].announced)
 			continue;

@@ -55,6 +55,7 @@ struct iop_wl {
 	unsigned n_pending, pending_pos;
 	uint64_t job_id; /* put in frame headers */
 	bool draining;   /* set to send what is pending and generate no more */
+	uint64_t coalesce_ns; /* above 0: frames carry runs (iop_enc_coalesce) */
 	bool final_sent;
 	uint64_t events_made;
 	uint64_t frames_made;
