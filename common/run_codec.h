@@ -16,12 +16,15 @@ _Static_assert(IOP_OP__COUNT <= 31, "op 31 marks a run record on the wire");
  * collective number) keeps a call out of runs. */
 #define IOP_RUN_FLAGS (IOP_EV_OFFSET | IOP_EV_BYTES)
 
-/* Whether ev may be part of a run at all: no error, no nesting, no
- * collective number, a duration the histogram holds exactly. (Inline,
- * as the two below: the sender asks them for every call.) */
+/* Whether ev may be part of a run at all: a transfer (read or write
+ * class: a lock's take and release, a stat after a stat, stay calls of
+ * their own, each with its own time), no error, no nesting, no collective
+ * number, a duration the histogram holds exactly. (Inline, as the two
+ * below: the sender asks them for every call.) */
 static inline bool iop_run_eligible(const struct iop_event *ev)
 {
-	return (ev->flags & ~IOP_RUN_FLAGS) == 0 && ev->dur_ns <= IOP_HIST_MAX_NS;
+	return (ev->flags & ~IOP_RUN_FLAGS) == 0 && ev->dur_ns <= IOP_HIST_MAX_NS &&
+	       iop_op_class((enum iop_op)ev->op) != IOP_CLASS_META;
 }
 
 /* Starts r with ev (eligible); r->count becomes 1. */
