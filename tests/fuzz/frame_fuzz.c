@@ -71,10 +71,13 @@ static bool same_event(const struct iop_event *x, const struct iop_event *y)
 	       x->child_bytes == y->child_bytes && x->child_ns == y->child_ns &&
 	       x->child_ops == y->child_ops && x->file == y->file && x->site == y->site &&
 	       x->thread == y->thread && x->err == y->err && x->layer == y->layer &&
-	       x->op == y->op && x->flags == y->flags;
+	       x->op == y->op && (x->flags & ~IOP_EV_RUN) == (y->flags & ~IOP_EV_RUN);
 }
 
-/* Re-encodes what a decode produced and checks the second decode agrees. */
+/* Re-encodes what a decode produced and checks the second decode agrees.
+ * The calls of run records go out as events (their IOP_EV_RUN mark is
+ * the decoder's): when they do not fit in a frame that way (a run holds
+ * many calls in a few bytes), there is nothing to compare. */
 static void round_trip(const struct decoded *a)
 {
 	static uint8_t buf[IOP_FRAME_MAX_LEN];
@@ -87,8 +90,14 @@ static void round_trip(const struct decoded *a)
 		check(iop_enc_counter(&e, &a->counters[i]) == IOP_OK);
 	for (unsigned i = 0; i < f->n_inflight; i++)
 		check(iop_enc_inflight(&e, &a->inflight[i]) == IOP_OK);
-	for (unsigned i = 0; i < f->n_events; i++)
-		check(iop_enc_event(&e, &a->events[i]) == IOP_OK);
+	bool runs = false;
+	for (unsigned i = 0; i < f->n_events; i++) {
+		runs |= (a->events[i].flags & IOP_EV_RUN) != 0;
+		enum iop_err err = iop_enc_event(&e, &a->events[i]);
+		if (err == IOP_ERR_FULL && runs)
+			return;
+		check(err == IOP_OK);
+	}
 	size_t len;
 	check(iop_enc_finish(&e, &fuzz_key, &len) == IOP_OK);
 
