@@ -260,9 +260,11 @@ static void two_record(struct two *t, const char *const name[2], const uint64_t 
 {
 	snprintf(t->dir, sizeof t->dir, "/tmp/iop-recstate-XXXXXX");
 	assert_non_null(mkdtemp(t->dir));
+	char dir[sizeof t->dir]; /* a copy: gcc -O1 took t->dir to overlap t->rec */
+	memcpy(dir, t->dir, sizeof dir);
 	for (int i = 0; i < 2; i++) {
-		snprintf(t->rec[i], sizeof t->rec[i], "%s/%s.iop", t->dir, name[i]);
-		snprintf(t->json[i], sizeof t->json[i], "%s/%s.json", t->dir, name[i]);
+		snprintf(t->rec[i], sizeof t->rec[i], "%s/%s.iop", dir, name[i]);
+		snprintf(t->json[i], sizeof t->json[i], "%s/%s.json", dir, name[i]);
 		record_job_detail(t->rec[i], 0, every[i], detail[i], &t->root[i], &t->root_len[i]);
 	}
 }

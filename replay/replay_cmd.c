@@ -266,7 +266,7 @@ static int headless(const struct rec_replay_opts *opt)
 	out.recorded_alerts = o.detail_ns != 0;
 	if (out.recorded_alerts)
 		lean_alerts_load(&la);
-	enum iop_err e;
+	enum iop_err e = IOP_OK; /* read only once the loop ran */
 	while (!stop && (e = rec_follow_next_delta(&fw, &d, &bad_deltas, &stop)) == IOP_OK) {
 		if (!state.ticks_applied && d.tick.tick_ns != state.tick_ns) {
 			coll_state_free(&state); /* the ticks say otherwise than META */
