@@ -7,6 +7,8 @@
  *   IOPULSE_FINAL_ADDR  REQ/REP URL that acknowledges each process's last frame
  *   IOPULSE_INTERVAL_MS how often the sender sends (default 10)
  *   IOPULSE_RANK        rank override; else the launcher's variables
+ *   IOPULSE_COALESCE    0: no run records (docs/wire-format.md); runs stay
+ *                       within a tick of IOPULSE_TICK_MS (else 1 ms)
  *   IOPULSE_PARENT, IOPULSE_ROOT_HOST, IOPULSE_EXE, IOPULSE_TICK_MS
  *                       a multi-node `iopulse run`: on another host than the
  *                       root's, send to this node's leaf (nodeleaf.c)
