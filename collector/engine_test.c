@@ -1067,6 +1067,77 @@ static void leaf_huge_duration(void **state)
 	pipeline_free(&p);
 }
 
+/* A frame of rank's process with 100 sequential 4 KiB writes to a named
+ * file, ~3 us each, one every 10 us from T0 + 1 ms, as a run record or
+ * call by call. */
+static size_t run_frame(uint8_t *buf, size_t cap, uint32_t rank, bool runs, uint64_t *n_runs)
+{
+	struct iop_key key = test_key(1);
+	struct iop_frame_hdr h = {.job_id = JOB, .seq = 0, .base_ns = T0, .node_id = 1,
+	                          .rank = rank, .pid = 100 + rank};
+	struct iop_stats st = {.events = 100};
+	static struct iop_frame_enc e;
+	assert_int_equal(iop_enc_begin(&e, buf, cap, &h, &st), IOP_OK);
+	static const char path[] = "/scratch/run.dat";
+	struct iop_name nm = {.kind = IOP_NAME_FILE, .id = 1, .text = path, .len = sizeof path - 1,
+	                      .hash = iop_hash_str(path)};
+	assert_int_equal(iop_enc_name(&e, &nm), IOP_OK);
+	if (runs)
+		iop_enc_coalesce(&e, SEC);
+	for (uint64_t i = 0; i < 100; i++) {
+		struct iop_event ev = {.end_ns = T0 + 1000000 + i * 10000, .dur_ns = 3000 + i % 7,
+		                       .offset = i * 4096, .bytes = 4096, .thread = 1, .file = 1,
+		                       .layer = IOP_LAYER_POSIX, .op = IOP_OP_WRITE,
+		                       .flags = IOP_EV_OFFSET | IOP_EV_BYTES};
+		assert_int_equal(iop_enc_event(&e, &ev), IOP_OK);
+	}
+	size_t len;
+	assert_int_equal(iop_enc_finish(&e, &key, &len), IOP_OK);
+	*n_runs = e.runs;
+	return len;
+}
+
+/* A run's calls, which the leaf adds at once (add_run), give the rank the
+ * busy time, calls, bytes and latencies that the same calls one by one
+ * give another. */
+static void leaf_run_as_calls(void **state)
+{
+	(void)state;
+	static uint8_t buf[2][65536];
+	uint64_t runs[2];
+	size_t len[2] = {run_frame(buf[0], sizeof buf[0], 0, true, &runs[0]),
+	                 run_frame(buf[1], sizeof buf[1], 1, false, &runs[1])};
+	assert_int_equal(runs[0], 1);
+	assert_int_equal(runs[1], 0);
+	assert_true(len[0] * 4 < len[1]);
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(coll_leaf_frame(p.leaf, buf[i], len[i], T0 + 2000000), IOP_OK);
+	pipeline_advance(&p, T0 + 5 * SEC, true);
+	const struct coll_tick *k = coll_state_tick(coll_root_state(p.root), (int64_t)(T0 / SEC));
+	assert_non_null(k);
+	struct coll_key r0 = coll_key_rank(0, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+	struct coll_key r1 = coll_key_rank(1, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+	const struct coll_cell *a = coll_tick_find(k, &r0), *b = coll_tick_find(k, &r1);
+	assert_non_null(a);
+	assert_non_null(b);
+	uint64_t want = 0;
+	for (uint64_t i = 0; i < 100; i++)
+		want += 3000 + i % 7;
+	assert_int_equal(b->busy_ns, want);
+	assert_int_equal(a->busy_ns, want);
+	assert_int_equal(a->ops, 100);
+	assert_int_equal(a->bytes, b->bytes);
+	assert_int_equal(a->time_ns, b->time_ns);
+	assert_int_equal(a->consec_ops, b->consec_ops);
+	assert_int_equal(a->consec_ops, 100);
+	assert_int_equal(iop_hist_quantile(&a->hist, 0.99), iop_hist_quantile(&b->hist, 0.99));
+	assert_int_equal(a->hist.min, b->hist.min);
+	assert_int_equal(a->hist.max, b->hist.max);
+	pipeline_free(&p);
+}
+
 /* Frame seq of process 9 with two 8-byte writes (events so far: 2 per
  * frame up to this one), FINAL when final. */
 static size_t seq_frame(uint8_t *buf, size_t cap, uint64_t seq, bool final)
@@ -1500,6 +1571,7 @@ int main(void)
 		cmocka_unit_test(leaf_gone_process),
 		cmocka_unit_test(leaf_flush_marks_gone),
 		cmocka_unit_test(leaf_huge_duration),
+		cmocka_unit_test(leaf_run_as_calls),
 		cmocka_unit_test(leaf_final_overtakes),
 		cmocka_unit_test(leaf_call_across_tick_end),
 		cmocka_unit_test(leaf_name_with_first_rows),
