@@ -89,8 +89,15 @@ def check_live(data, live):
     if posix["write_bytes"] != want or posix["write_ops"] != want // BLOCK:
         fail("posix wrote %d bytes in %d calls, fio %d in %d"
              % (posix["write_bytes"], posix["write_ops"], want, want // BLOCK))
-    if live["monitor"]["dropped"] or live["monitor"]["late"]:
-        fail("events dropped or late: the tick rows cannot add up (%s)" % live["monitor"])
+    # A dropped event is in no tick row. A late one (its frame came after
+    # its tick closed: a sender kept off the CPU past the grace, 401 of
+    # 9637 once in CI's sanitizer stage beside other jobs) is in the
+    # oldest open tick's rows instead (collector/leaf.c, delta_at): the
+    # sums below still hold, and check them.
+    if live["monitor"]["dropped"]:
+        fail("events dropped: the tick rows cannot add up (%s)" % live["monitor"])
+    if live["monitor"]["late"]:
+        print("note: %d events late, counted in the next open tick" % live["monitor"]["late"])
 
 
 def check_export(args, rec, live):
