@@ -209,17 +209,17 @@ uint32_t iop_ev_load_n(struct iop_rcur *c, struct iop_ev_pred *p, struct iop_eve
 	uint32_t i = 0;
 	if (fast.err == IOP_OK)
 		for (; i < n && iop_rcur_left(&fast) >= IOP_EVENT_MAX_BYTES; i++) {
-			if (runs && (*fast.p & EVC_OP) == EVC_RUN)
+			if (iop_ev_run_ahead(&fast, runs))
 				break;
 			if ((*err = load_fast(&fast, &pred, &ev[i])) != IOP_OK)
 				break;
 		}
 	*c = fast;
 	*p = pred;
-	if (*err != IOP_OK || (i < n && runs && iop_rcur_left(c) && (*c->p & EVC_OP) == EVC_RUN))
+	if (*err != IOP_OK)
 		return i;
 	for (; i < n; i++) {
-		if (runs && iop_rcur_left(c) && (*c->p & EVC_OP) == EVC_RUN)
+		if (iop_ev_run_ahead(c, runs))
 			return i;
 		if ((*err = iop_ev_load(c, p, &ev[i])) != IOP_OK)
 			return i;

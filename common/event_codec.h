@@ -27,6 +27,12 @@ enum {
 
 void iop_ev_pred_init(struct iop_ev_pred *p, uint64_t base_ns);
 
+/* Whether runs are read (version 3) and a run record is next at c. */
+static inline bool iop_ev_run_ahead(const struct iop_rcur *c, bool runs)
+{
+	return runs && iop_rcur_left(c) && (*c->p & EVC_OP) == EVC_RUN;
+}
+
 /* The offset predicted for an access to file, and what the predictor
  * learns from one (where it ended). */
 static inline uint64_t iop_ev_predicted_offset(const struct iop_ev_pred *p, uint32_t file)
