@@ -91,8 +91,10 @@ static void child_delta(void *arg, struct coll_delta *d)
 
 static void advance(struct node *n, uint64_t now, bool flush)
 {
-	if (n->leaf)
+	if (n->leaf) {
+		coll_intake_spool(&n->in, now, flush); /* common/spool.h */
 		coll_leaf_advance(n->leaf, now, flush, up_delta, n);
+	}
 	if (n->merge)
 		coll_root_advance(n->merge, now, flush, n->up ? up_closed : coll_rootout_tick,
 		                  n->up ? (void *)n : (void *)&n->out);

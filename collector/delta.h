@@ -74,6 +74,15 @@ struct coll_monitor {
 	uint64_t shim_ns;         /* time the shims spent in themselves */
 };
 
+/* Of the events the shims produced, those neither dropped in a shim nor
+ * received: lost on the way (frames a collector kept off the CPU could not
+ * take before their processes ended: their totals come whole with the
+ * FINAL frames, their calls do not). Known once every process has ended. */
+static inline uint64_t coll_monitor_lost(const struct coll_monitor *m)
+{
+	return m->produced > m->dropped + m->events ? m->produced - m->dropped - m->events : 0;
+}
+
 struct coll_delta {
 	struct coll_tick tick;
 	struct coll_name *names; /* texts owned by the delta */

@@ -1139,17 +1139,17 @@ static void leaf_run_as_calls(void **state)
 }
 
 /* Frame seq of process 9 with two 8-byte writes (events so far: 2 per
- * frame up to this one), FINAL when final. */
-static size_t seq_frame(uint8_t *buf, size_t cap, uint64_t seq, bool final)
+ * frame up to this one) from base, FINAL when final. */
+static size_t seq_frame_at(uint8_t *buf, size_t cap, uint64_t seq, bool final, uint64_t base)
 {
 	struct iop_key key = test_key(1);
-	struct iop_frame_hdr h = {.job_id = JOB, .seq = seq, .base_ns = T0, .node_id = 1, .rank = 0,
+	struct iop_frame_hdr h = {.job_id = JOB, .seq = seq, .base_ns = base, .node_id = 1, .rank = 0,
 	                          .pid = 9};
 	struct iop_stats st = {.events = 2 * (seq + 1)};
 	struct iop_frame_enc e;
 	assert_int_equal(iop_enc_begin(&e, buf, cap, &h, &st), IOP_OK);
 	for (int i = 0; i < 2; i++) {
-		struct iop_event ev = {.end_ns = T0 + 1000 * (seq * 2 + (uint64_t)i + 1), .dur_ns = 500,
+		struct iop_event ev = {.end_ns = base + 1000 * (seq * 2 + (uint64_t)i + 1), .dur_ns = 500,
 		                       .bytes = 8, .layer = IOP_LAYER_POSIX, .op = IOP_OP_WRITE,
 		                       .flags = IOP_EV_BYTES};
 		assert_int_equal(iop_enc_event(&e, &ev), IOP_OK);
@@ -1159,6 +1159,11 @@ static size_t seq_frame(uint8_t *buf, size_t cap, uint64_t seq, bool final)
 	size_t len;
 	assert_int_equal(iop_enc_finish(&e, &key, &len), IOP_OK);
 	return len;
+}
+
+static size_t seq_frame(uint8_t *buf, size_t cap, uint64_t seq, bool final)
+{
+	return seq_frame_at(buf, cap, seq, final, T0);
 }
 
 /* The FINAL frame travels on its own socket and can overtake the last
@@ -1186,6 +1191,87 @@ static void leaf_final_overtakes(void **state)
 	assert_int_equal(s->mon.produced, 8);
 	assert_int_equal(s->mon.rejected_frames, 2);
 	assert_int_equal(coll_state_ranks_live(s), 0);
+	assert_int_equal(s->ranks[0].state, COLL_RANK_ENDED);
+	pipeline_free(&p);
+}
+
+/* A FINAL frame comes twice when its process spooled a copy (no
+ * acknowledgement in time, common/spool.h) and the first reached the leaf
+ * after all: the copy is taken once, not refused or counted. A process's
+ * only frame is FINAL and sequence 0: its copy is not a new program image
+ * (which a frame of sequence 0 after a FINAL one is). The frames that
+ * never came are lost on the way: the FINAL frame's stats count them. */
+static void leaf_final_copy_once(void **state)
+{
+	(void)state;
+	static uint8_t buf[4][4096];
+	size_t len[4];
+	for (uint64_t q = 0; q < 4; q++)
+		len[q] = seq_frame(buf[q], sizeof buf[q], q, q == 3 || q == 0);
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	/* sequence 0 alone, FINAL, twice */
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[0], len[0], T0), IOP_OK);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[0], len[0], T0), IOP_ERR_DUPLICATE);
+	struct coll_leaf_procs pr;
+	coll_leaf_procs(p.leaf, &pr);
+	assert_int_equal(pr.seen, 1);
+	assert_int_equal(pr.ended, 1);
+	/* the same sequence and flags, other content: not a copy */
+	static uint8_t other[4096];
+	size_t olen = seq_frame_at(other, sizeof other, 0, true, T0 + 1);
+	assert_int_not_equal(coll_leaf_frame(p.leaf, other, olen, T0), IOP_ERR_DUPLICATE);
+	pipeline_advance(&p, T0 + 5 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->mon.rejected_frames, 0);
+	pipeline_free(&p);
+
+	/* frames 1 and 2 lost; FINAL 3 over the socket, then its spooled copy */
+	len[0] = seq_frame(buf[0], sizeof buf[0], 0, false);
+	pipeline_new(&p, T0);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[0], len[0], T0), IOP_OK);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[3], len[3], T0), IOP_OK);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf[3], len[3], T0), IOP_ERR_DUPLICATE);
+	pipeline_advance(&p, T0 + 5 * SEC, true);
+	s = coll_root_state(p.root);
+	assert_int_equal(s->mon.events, 4);
+	assert_int_equal(s->mon.produced, 8);
+	assert_int_equal(coll_monitor_lost(&s->mon), 4);
+	assert_int_equal(s->mon.rejected_frames, 0);
+	assert_int_equal(s->ranks[0].state, COLL_RANK_ENDED);
+	pipeline_free(&p);
+}
+
+/* A program image whose first frames were lost and whose FINAL frame was
+ * spooled (an exec while the collector was stopped): its FINAL frame's
+ * sequence is not above the image before's, but its time is later: a new
+ * image, taken. An old frame of the image before (earlier time) is still
+ * refused. Before the spool is read, a frame of sequence 0 for a process
+ * still running is seen to start its next image (coll_leaf_frame_restarts). */
+static void leaf_new_image_from_spool(void **state)
+{
+	(void)state;
+	static uint8_t a[4][4096], b[4096];
+	size_t la[4];
+	for (uint64_t q = 0; q < 4; q++)
+		la[q] = seq_frame(a[q], sizeof a[q], q, q == 3);
+	size_t lb = seq_frame_at(b, sizeof b, 1, true, T0 + SEC / 2); /* its frame 0 lost */
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	for (int q = 0; q < 3; q++)
+		assert_int_equal(coll_leaf_frame(p.leaf, a[q], la[q], T0), IOP_OK);
+	assert_true(coll_leaf_frame_restarts(p.leaf, a[0], la[0]));
+	assert_false(coll_leaf_frame_restarts(p.leaf, a[3], la[3]));
+	assert_int_equal(coll_leaf_frame(p.leaf, a[3], la[3], T0), IOP_OK);
+	assert_false(coll_leaf_frame_restarts(p.leaf, a[0], la[0])); /* ended: no wait */
+	assert_int_equal(coll_leaf_frame(p.leaf, b, lb, T0 + SEC / 2), IOP_OK);
+	assert_int_equal(coll_leaf_frame(p.leaf, a[1], la[1], T0 + SEC / 2), IOP_ERR_STATE);
+	pipeline_advance(&p, T0 + 5 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->mon.events, 8 + 2);
+	assert_int_equal(s->mon.produced, 8 + 4);
+	assert_int_equal(coll_monitor_lost(&s->mon), 2);
+	assert_int_equal(s->mon.rejected_frames, 1);
 	assert_int_equal(s->ranks[0].state, COLL_RANK_ENDED);
 	pipeline_free(&p);
 }
@@ -1573,6 +1659,8 @@ int main(void)
 		cmocka_unit_test(leaf_huge_duration),
 		cmocka_unit_test(leaf_run_as_calls),
 		cmocka_unit_test(leaf_final_overtakes),
+		cmocka_unit_test(leaf_final_copy_once),
+		cmocka_unit_test(leaf_new_image_from_spool),
 		cmocka_unit_test(leaf_call_across_tick_end),
 		cmocka_unit_test(leaf_name_with_first_rows),
 		cmocka_unit_test(history_tiers),

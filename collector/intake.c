@@ -46,6 +46,8 @@ int coll_intake_open(struct coll_intake *in, const char *dir, struct coll_leaf *
 		         nn_strerror(nn_errno()));
 		return -1;
 	}
+	if (coll_spool_open(&in->spool, in->final_url, why, why_len))
+		return -1;
 	if (nn_getsockopt(in->pull, NN_SOL_SOCKET, NN_RCVFD, &in->pull_fd, &fdlen) < 0 ||
 	    nn_getsockopt(in->rep, NN_SOL_SOCKET, NN_RCVFD, &in->rep_fd, &fdlen) < 0) {
 		snprintf(why, why_len, "cannot poll sockets: %s", nn_strerror(nn_errno()));
@@ -65,11 +67,17 @@ void coll_intake_close(struct coll_intake *in)
 		unlink(in->leaf_url + 6);
 	if (in->final_url[0])
 		unlink(in->final_url + 6);
+	coll_spool_close(&in->spool);
 }
+
+static void take_spool(struct coll_intake *in, uint64_t now_ns, uint64_t hold_ns);
 
 static void take_frame(struct coll_intake *in, const void *buf, int len)
 {
 	uint64_t now = iop_real_ns();
+	/* a process's next image: its last one's FINAL frame may be spooled */
+	if (!in->in_spool && coll_leaf_frame_restarts(in->leaf, buf, (size_t)len))
+		take_spool(in, now, 0);
 	if (coll_leaf_frame(in->leaf, buf, (size_t)len, now) == IOP_OK && in->on_frame)
 		in->on_frame(in->on_frame_arg, buf, (size_t)len, now);
 	in->last_frame_ns = now;
@@ -111,4 +119,36 @@ void coll_intake_final(struct coll_intake *in)
 	take_frame(in, msg, len);
 	nn_freemsg(msg);
 	nn_send(in->rep, "ok", 2, NN_DONTWAIT);
+}
+
+static void take_spooled(void *arg, const uint8_t *buf, size_t len)
+{
+	take_frame(arg, buf, (int)len);
+}
+
+/* A spooled file waits for the frames sent before it while they may come
+ * (SPOOL_HOLD_NS): its first frame is not its process's next. */
+#define SPOOL_HOLD_NS 500000000ull
+
+static bool spooled_ready(void *arg, const uint8_t *buf, size_t len)
+{
+	const struct coll_intake *in = arg;
+	return coll_leaf_frame_is_next(in->leaf, buf, len);
+}
+
+static void take_spool(struct coll_intake *in, uint64_t now_ns, uint64_t hold_ns)
+{
+	in->in_spool = true;
+	coll_spool_take(&in->spool, now_ns, hold_ns, spooled_ready, take_spooled, in);
+	in->in_spool = false;
+}
+
+void coll_intake_spool(struct coll_intake *in, uint64_t now_ns, bool now)
+{
+	if (in->in_spool || (!now && now_ns < in->next_spool_ns))
+		return;
+	in->next_spool_ns = now_ns + 100000000ull;
+	/* the frames still on their way over the PULL socket come first */
+	coll_intake_drain(in, UINT_MAX);
+	take_spool(in, now_ns, now ? 0 : SPOOL_HOLD_NS);
 }

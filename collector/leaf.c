@@ -214,26 +214,36 @@ static void proc_event(struct coll_leaf *l, const struct proc *p, uint8_t state,
  * program image: its ids and counters start afresh; a later sequence is
  * the same image going on (an exec that failed). Anything else not newer
  * than the last frame is a replay and is refused. */
-enum seq_verdict { SEQ_REJECT, SEQ_NEXT, SEQ_OVERTAKEN };
+enum seq_verdict { SEQ_REJECT, SEQ_NEXT, SEQ_OVERTAKEN, SEQ_DUPLICATE };
 
 /* SEQ_NEXT: the process's next frame. SEQ_OVERTAKEN: a frame sent before
  * the process's FINAL one that arrived after it (the FINAL frame goes over
  * its own socket): its content is taken, the process stays ended.
- * SEQ_REJECT: a frame seen before, or older. */
+ * SEQ_DUPLICATE: the FINAL frame it ended with, again (its copy in the
+ * spool, common/spool.h): the same bytes, so the same MAC; a new image's
+ * first frame, also sequence 0 and FINAL, has another. SEQ_REJECT: a
+ * frame seen before, or older. */
 static enum seq_verdict accept_seq(struct coll_leaf *l, struct proc *p,
-                                   const struct iop_frame_hdr *h, uint64_t now_ns)
+                                   const struct iop_frame_hdr *h, const uint8_t *mac,
+                                   uint64_t now_ns)
 {
 	if (p->seq == UINT64_MAX) {
 		proc_event(l, p, COLL_PROC_JOINED, now_ns);
 		return SEQ_NEXT;
 	}
+	if (p->ended && !p->gone && h->seq == p->seq && (h->flags & IOP_FRAME_FINAL) &&
+	    memcmp(mac, p->final_mac, IOP_MAC_BYTES) == 0)
+		return SEQ_DUPLICATE;
 	if (!p->ended && !p->gone)
 		return h->seq > p->seq ? SEQ_NEXT : SEQ_REJECT;
 	if (p->ended && !p->gone && h->seq >= p->overtaken_from && h->seq < p->seq) {
 		p->overtaken_from = h->seq + 1; /* frames of one socket come in order */
 		return SEQ_OVERTAKEN;
 	}
-	if (h->seq == 0)
+	/* A new image: from sequence 0, or (its first frames lost, its FINAL
+	 * one spooled) a frame not above the last whose time is later than
+	 * the last's: the image before it ended with it (docs/wire-format.md) */
+	if (h->seq == 0 || (p->ended && h->seq <= p->seq && h->base_ns > p->base_ns))
 		proc_restart(p);
 	else if (h->seq <= p->seq)
 		return SEQ_REJECT;
@@ -796,6 +806,15 @@ bool coll_leaf_frame_is_next(const struct coll_leaf *l, const uint8_t *buf, size
 	return p->seq != UINT64_MAX && !p->ended && !p->gone && h.seq == p->seq + 1;
 }
 
+bool coll_leaf_frame_restarts(const struct coll_leaf *l, const uint8_t *buf, size_t len)
+{
+	struct iop_frame_hdr h;
+	if (iop_frame_peek(buf, len, &h) != IOP_OK || h.seq != 0)
+		return false;
+	const struct proc *p = proc_table_get(&l->procs, h.node_id, h.pid);
+	return p && p->seq != UINT64_MAX && !p->ended && !p->gone;
+}
+
 enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len,
                              uint64_t now_ns)
 {
@@ -814,8 +833,13 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	struct proc *p;
 	if ((e = proc_table_find(&l->procs, h->node_id, h->pid, h->rank, &p)))
 		return reject(l, e, now_ns);
+	uint32_t image = p->image;
 	uint64_t before = p->seq;
-	enum seq_verdict v = accept_seq(l, p, h, now_ns);
+	enum seq_verdict v = accept_seq(l, p, h, buf + len - IOP_MAC_BYTES, now_ns);
+	if (p->image != image)
+		before = UINT64_MAX; /* a new image: its own frames may still come */
+	if (v == SEQ_DUPLICATE)
+		return IOP_ERR_DUPLICATE;
 	if (v == SEQ_REJECT)
 		return reject(l, IOP_ERR_STATE, now_ns);
 	if (v == SEQ_OVERTAKEN) {
@@ -828,6 +852,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 		return IOP_OK;
 	}
 	p->seq = h->seq;
+	p->base_ns = h->base_ns;
 	p->seen_ns = now_ns;
 	p->rank = h->rank; /* a process learns its rank at MPI_Init */
 	take_stats(l, p, &out.frame.stats, now_ns);
@@ -838,6 +863,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 	take_patterns(l, p, now_ns);
 	if (h->flags & IOP_FRAME_FINAL) {
 		p->ended = true;
+		memcpy(p->final_mac, buf + len - IOP_MAC_BYTES, IOP_MAC_BYTES);
 		p->overtaken_from = before == UINT64_MAX ? 0 : before + 1;
 		p->n_inflight = 0;
 		proc_event(l, p, COLL_PROC_ENDED, now_ns);

@@ -57,8 +57,10 @@ enum iop_err coll_leaf_new(const struct coll_leaf_cfg *cfg, uint64_t now_ns,
                            struct coll_leaf **out);
 void coll_leaf_free(struct coll_leaf *leaf);
 
-/* Takes one frame as received at now_ns (CLOCK_REALTIME). Returns IOP_OK or
- * why the frame was rejected (already counted). */
+/* Takes one frame as received at now_ns (CLOCK_REALTIME). Returns IOP_OK,
+ * IOP_ERR_DUPLICATE for a copy of the FINAL frame its process ended with
+ * (a spooled one, common/spool.h: nothing taken, nothing counted), or why
+ * the frame was rejected (counted). */
 enum iop_err coll_leaf_frame(struct coll_leaf *leaf, const uint8_t *buf, size_t len,
                              uint64_t now_ns);
 
@@ -67,6 +69,12 @@ enum iop_err coll_leaf_frame(struct coll_leaf *leaf, const uint8_t *buf, size_t 
  * the first of a process not seen yet. A last frame that comes over its
  * own socket need not wait for earlier ones then (coll_intake_final). */
 bool coll_leaf_frame_is_next(const struct coll_leaf *leaf, const uint8_t *buf, size_t len);
+
+/* True when the frame in buf (its header only is read, unchecked) starts
+ * a process's next program image (sequence 0) while the leaf still takes
+ * the process for running: its FINAL frame has not come (it may be in the
+ * spool). */
+bool coll_leaf_frame_restarts(const struct coll_leaf *leaf, const uint8_t *buf, size_t len);
 
 /* Closes every tick whose end + grace <= now_ns (all of them when flush),
  * oldest first, calling fn with each delta (the leaf resets it after fn

@@ -39,11 +39,13 @@ struct proc {
 	uint32_t node, pid, rank;
 	uint32_t image;      /* program images seen before this one (exec) */
 	uint64_t seq;        /* last accepted frame */
+	uint64_t base_ns;    /* its base_ns */
 	/* Once ended: frames from this sequence number up to the FINAL one's
 	 * may still come (the FINAL frame travels on its own socket and may
 	 * overtake the last frames sent before it). */
 	uint64_t overtaken_from;
 	bool ended, gone;
+	uint8_t final_mac[IOP_MAC_BYTES]; /* once ended: its FINAL frame's MAC */
 	uint64_t seen_ns;    /* arrival of its last frame */
 	struct iop_stats stats;
 	uint64_t *id_hash;   /* [id]: the name's hash, 0 = unknown */

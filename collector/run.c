@@ -66,6 +66,7 @@ struct run {
 	pid_t child;
 	int child_status;
 	bool child_done;
+	bool spool_after_exit; /* the spool was taken since the command exited */
 	uint64_t child_done_ns, next_status_ns, last_remote_ns;
 	const struct coll_run_view *view; /* the dashboard (tui/), when shown */
 	void *v;
@@ -350,6 +351,10 @@ static void on_remote_delta(void *arg, struct coll_delta *d)
 
 static void advance(struct run *r, uint64_t now, bool flush)
 {
+	/* last frames left in the spool (common/spool.h); once the command
+	 * has exited, its processes' are all there */
+	coll_intake_spool(&r->in, now, flush || (r->child_done && !r->spool_after_exit));
+	r->spool_after_exit = r->child_done;
 	coll_leaf_advance(r->leaf, now, flush, on_leaf_delta, r);
 	coll_root_advance(r->root, now, flush, on_root_tick, r);
 }

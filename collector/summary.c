@@ -125,6 +125,8 @@ json_t *coll_summary_json(const struct coll_state *s, const struct coll_job_info
 		"shim_time_s", m->shim_ns / 1e9);
 	json_object_set_new(json_object_get(o, "monitor"), "counters_refused",
 	                    json_integer((json_int_t)s->counters_refused));
+	json_object_set_new(json_object_get(o, "monitor"), "lost",
+	                    json_integer((json_int_t)coll_monitor_lost(m)));
 	json_object_set_new(o, "filesystems", coll_summary_filesystems(s));
 	json_object_set_new(o, "nodes", coll_summary_nodes(s));
 	if (job->live)
@@ -235,6 +237,12 @@ void coll_summary_print(FILE *to, const struct coll_state *s, const struct coll_
 	fprintf(to, "  alerts: %zu; monitor: %" PRIu64 " events, %" PRIu64 " dropped, %" PRIu64
 	            " late, %" PRIu64 " rejected frames, shim time %.3f s\n",
 	        n_alerts, m->events, m->dropped, m->late, m->rejected_frames, m->shim_ns / 1e9);
+	if (coll_monitor_lost(m))
+		fprintf(to, "  WARNING: %" PRIu64 " of the %" PRIu64 " calls recorded never reached the "
+		            "collector (it could not take them before their processes ended): the "
+		            "totals above are whole, the per-tick rows, latencies and traces miss "
+		            "them\n",
+		        coll_monitor_lost(m), m->produced);
 	if (s->counters_refused)
 		fprintf(to, "  WARNING: %" PRIu64 " counter updates found no room (the root keeps at "
 		            "most %u counters, one per process, file, layer and class): the totals "

@@ -41,12 +41,15 @@
 #include "sender_api.h"
 #include "shim.h"
 #include "sites.h"
+#include "spool.h"
+#include "spool_out.h"
 #include "spwire.h"
 
 #define STAGE     4096
 #define FRAME_CAP (64 * 1024)
 #define CELLS     (IOP_LAYER__COUNT * IOP_CLASS__COUNT)
 #define HEARTBEAT_NS (500 * 1000000ull)
+#define SHIM_CONNECT_MS 250 /* a forked child's connection, at most */
 
 struct cum {
 	uint64_t ops, bytes, ns, errors;
@@ -430,7 +433,11 @@ static bool link_up(void)
 		own_table = shim_fd_table_unshare();
 		S.table_done = true;
 	}
-	int e = shim_sp_connect(&S.sp, shim.addr, SHIM_SP_PUSH, &S.pend, 1000);
+	/* 250 ms: a collector that does not answer by then (stopped, starved)
+	 * is tried again 100 ms later; at 1 s, an exit found the sender still
+	 * connecting when it stopped waiting for the last frame to begin
+	 * (run_e2e_stalled_collector: fio's forked jobs left no spool file) */
+	int e = shim_sp_connect(&S.sp, shim.addr, SHIM_SP_PUSH, &S.pend, SHIM_CONNECT_MS);
 	if (e) {
 		iop_debug("forked child: cannot connect to collector %s (%s)", shim.addr, strerror(-e));
 		S.next_connect_ns = now + 100000000u;
@@ -635,20 +642,64 @@ static uint64_t next_nap_ns(uint64_t elapsed_ns, uint64_t pending)
 
 static bool send_final_acked(unsigned wait_ms);
 
+/* The most frames a spool file takes (64 KiB each): more than the rings
+ * and the stage hold. */
+#define SPOOL_MAX_FRAMES 1024
+
+/* The last frames no collector acknowledged, into the spool of the final
+ * address (common/spool.h), for the leaf to take when it can: the FINAL
+ * frame as it was sent when it was (a copy that arrives too is taken once:
+ * the leaf knows its bytes), else everything pending, every name and
+ * counter again, in frames up to a FINAL one. True when the spool holds a
+ * FINAL frame. Frames handed to nanomsg before and never written are not
+ * here: their calls are missing and said so (the summary's "lost on the
+ * way"), the totals whole (every counter is in the FINAL frame). */
+static bool spool_unacked(void)
+{
+	if (!shim.final_addr[0])
+		return false;
+	struct shim_spool sp;
+	if (!shim_spool_open(&sp, shim.final_addr, shim.node_id, (uint32_t)getpid()))
+		return false;
+	bool final = false;
+	if (S.final_sent) {
+		final = shim_spool_write(&sp, S.frame, iop_frame_len_at(S.frame, sizeof S.frame));
+	} else {
+		/* every name and counter again: a frame sent over REQ and not
+		 * answered, or over PUSH and never written, may have held them */
+		resync();
+		S.resynced_for_final = true;
+		for (unsigned f = 0; f < SPOOL_MAX_FRAMES && !final; f++) {
+			collect();
+			size_t len;
+			uint32_t names_to, counters_in;
+			unsigned events_in;
+			if (build(true, &len, &names_to, &counters_in, &events_in) != IOP_OK ||
+			    !shim_spool_write(&sp, S.frame, len))
+				break;
+			final = iop_load_u16le(S.frame + 6) & IOP_FRAME_FINAL;
+			commit(names_to, counters_in, events_in);
+		}
+		S.final_sent = final;
+	}
+	return shim_spool_close(&sp) && final;
+}
+
 /* Everything pending, then the FINAL frame (acknowledged over REQ/REP when
- * IOPULSE_FINAL_ADDR is set), each send waiting at most wait_ms. */
+ * IOPULSE_FINAL_ADDR is set, else into the spool), each send waiting at
+ * most wait_ms. */
 static void send_last(unsigned wait_ms)
 {
 	collect();
 	if (child_recorded_nothing())
 		return;
 	link_timeout((int)wait_ms);
-	bool acked = false;
 	if (shim.final_addr[0]) {
 		cycle(false, 0, 1024); /* everything but the last frame, over PUSH */
-		acked = send_final_acked(wait_ms);
+		if (send_final_acked(wait_ms) || spool_unacked())
+			return;
 	}
-	if (acked || S.final_sent)
+	if (S.final_sent)
 		return;
 	/* A send that waited wait_ms in vain after others went through met a
 	 * collector slow to drain (a loaded machine), not an absent one: the
@@ -717,6 +768,8 @@ static void final_for_signal(void)
 		link_timeout(200);
 		if (cycle(true, 0, 1024))
 			sleep_ms(20); /* let nanomsg's threads write it and hand it out */
+		/* unacknowledged: a copy in the spool, taken once */
+		(void)spool_unacked();
 	}
 	atomic_store(&S.fatal_done, 1);
 	served();

@@ -2,14 +2,13 @@
 findmnt names it), and running the job under `iopulse run` as an ordinary
 user where one exists (HPC users are not root)."""
 import os
-import pwd
 import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run-e2e"))
-from e2e_common import fail, iopulse_job, launcher_cmd  # noqa: E402
+from e2e_common import fail, iopulse_job, launcher_cmd, ordinary_user  # noqa: E402
 
 
 def findmnt(path):
@@ -28,33 +27,6 @@ def findmnt(path):
         except OSError:
             pass
     return target, fstype, dev
-
-
-def ordinary_user(iopulse):
-    """An ordinary user that can reach the build tree, or None (root then
-    runs the job, and says so): a clone under a mode-700 directory, as
-    mktemp -d makes, is not reachable."""
-    if os.geteuid() != 0:
-        return None
-    user = None
-    for name in ("iopulse-test", "iopuser"):
-        try:
-            user = pwd.getpwnam(name)
-            break
-        except KeyError:
-            pass
-    if not user:
-        return None
-    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(iopulse))),
-                       "pmpi-shim", "libiopulse.so")
-    probe = subprocess.run(["setpriv", "--reuid=%d" % user.pw_uid, "--regid=%d" % user.pw_gid,
-                            "--init-groups", "--", "sh", "-c", 'test -x "$1" && test -r "$2"',
-                            "sh", iopulse, lib], capture_output=True)
-    if probe.returncode != 0:
-        print("NOTE: %s cannot reach the build tree (%s): the job runs as root"
-              % (user.pw_name, iopulse))
-        return None
-    return user
 
 
 def run_job(args, opts, ranks, job, env, tmp, timeout):

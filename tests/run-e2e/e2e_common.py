@@ -6,6 +6,7 @@ MPI plugin from the cluster's MpiDefault, as users' jobs do), a job's
 environment, running `iopulse run`, and the summary's monitor counts."""
 import argparse
 import os
+import pwd
 import subprocess
 import sys
 
@@ -69,3 +70,37 @@ def check_monitor(mon, dropped_ok=True):
             mon["events"] + mon["dropped"] != mon["produced"] or \
             (mon["dropped"] and not dropped_ok):
         fail("monitor: %r" % mon)
+
+
+def ordinary_user(iopulse, make=None):
+    """As root, an ordinary user that can reach iopulse and the shim beside
+    it (HPC users are not root): iopulse-test or iopuser, or the user
+    make, made with useradd when missing; else None (root then runs the
+    job, and the test says so): a clone under a mode-700 directory, as
+    mktemp -d makes, is not reachable."""
+    if os.geteuid() != 0:
+        return None
+    user = None
+    for name in ((make,) if make else ("iopulse-test", "iopuser")):
+        try:
+            user = pwd.getpwnam(name)
+            break
+        except KeyError:
+            pass
+    if not user and make:
+        if subprocess.run(["useradd", "--create-home", make], capture_output=True).returncode:
+            print("NOTE: no user %s and useradd failed: the job runs as root" % make)
+            return None
+        user = pwd.getpwnam(make)
+    if not user:
+        return None
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(iopulse))),
+                       "pmpi-shim", "libiopulse.so")
+    probe = subprocess.run(["setpriv", "--reuid=%d" % user.pw_uid, "--regid=%d" % user.pw_gid,
+                            "--init-groups", "--", "sh", "-c", 'test -x "$1" && test -r "$2"',
+                            "sh", iopulse, lib], capture_output=True)
+    if probe.returncode != 0:
+        print("NOTE: %s cannot reach the build tree (%s): the job runs as root"
+              % (user.pw_name, iopulse))
+        return None
+    return user
