@@ -1276,6 +1276,73 @@ static void leaf_new_image_from_spool(void **state)
 	pipeline_free(&p);
 }
 
+static int cmp_u64_ref(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* The ranks' distribution (rank_dist.h): its quantiles, taken by
+ * selection, are those of a sorted copy (nearest rank), for sizes from 1
+ * up, values with many equal; a tick's rank figures come out by rank
+ * whether its ranks are dense (a counting sort) or far apart (qsort). */
+static void rank_dist_exact(void **state)
+{
+	(void)state;
+	static const double at[COLL_Q__N] = {0, 0.25, 0.5, 0.75, 0.99, 1};
+	uint64_t seed = 12345;
+	static struct coll_rank_fig f[3000];
+	static uint64_t sorted[3000];
+	for (uint32_t n = 1; n <= 3000; n += n < 40 ? 1 : 97) {
+		for (uint32_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t v = (seed >> 33) % (n % 3 == 0 ? 5 : 1000000); /* many equal, or few */
+			f[i] = (struct coll_rank_fig){.rank = i, .bytes = v, .p99_ns = v * 3,
+			                              .has_lat = i % 4 != 1};
+			sorted[i] = v;
+		}
+		struct coll_rank_dist d;
+		assert_int_equal(coll_rank_dist_of(f, n, 7, &d), IOP_OK);
+		qsort(sorted, n, sizeof *sorted, cmp_u64_ref);
+		for (int q = 0; q < COLL_Q__N; q++) {
+			uint64_t idx = (uint64_t)(at[q] * n + 0.999999999);
+			assert_int_equal(d.bytes[q], sorted[idx ? idx - 1 : 0]);
+		}
+		uint32_t m = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (f[i].has_lat)
+				sorted[m++] = f[i].p99_ns;
+		qsort(sorted, m, sizeof *sorted, cmp_u64_ref);
+		assert_int_equal(d.lat_ranks, m);
+		for (int q = 0; q < COLL_Q__N && m; q++) {
+			uint64_t idx = (uint64_t)(at[q] * m + 0.999999999);
+			assert_int_equal(d.p99_ns[q], sorted[idx ? idx - 1 : 0]);
+		}
+	}
+	/* rank figures by rank: dense ranks in a shuffled order, then two far apart */
+	for (int sparse = 0; sparse < 2; sparse++) {
+		struct coll_tick k;
+		coll_tick_init(&k, 0, SEC);
+		for (uint32_t i = 0; i < 500; i++) {
+			uint32_t r = sparse ? (i % 2 ? 4000000000u - i : i) : (i * 7919) % 500;
+			struct coll_cell *c;
+			struct coll_key key = coll_key_rank(r, IOP_LAYER_POSIX, i % 3 ? IOP_CLASS_WRITE : IOP_CLASS_READ);
+			assert_int_equal(coll_tick_row(&k, &key, &c), IOP_OK);
+			coll_cell_add_call(c, 1000, r % 1000 + 1, true, false);
+		}
+		struct coll_rank_fig *out;
+		uint32_t n;
+		assert_int_equal(coll_rank_figs(&k, &out, &n), IOP_OK);
+		assert_int_equal(n, 500);
+		for (uint32_t i = 1; i < n; i++)
+			assert_true(out[i - 1].rank < out[i].rank);
+		for (uint32_t i = 0; i < n; i++)
+			assert_int_equal(out[i].bytes, out[i].rank % 1000 + 1);
+		free(out);
+		coll_tick_free(&k);
+	}
+}
+
 /* Rank 0's first frame (pid 9, from tick boundary t0): a name (or none)
  * and one event; its length. */
 static size_t one_event_frame(uint8_t *buf, size_t cap, uint64_t t0, const struct iop_name *nm,
@@ -1660,6 +1727,7 @@ int main(void)
 		cmocka_unit_test(leaf_run_as_calls),
 		cmocka_unit_test(leaf_final_overtakes),
 		cmocka_unit_test(leaf_final_copy_once),
+		cmocka_unit_test(rank_dist_exact),
 		cmocka_unit_test(leaf_new_image_from_spool),
 		cmocka_unit_test(leaf_call_across_tick_end),
 		cmocka_unit_test(leaf_name_with_first_rows),

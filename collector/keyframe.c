@@ -239,6 +239,7 @@ static enum iop_err decode_hosts(struct coll_state *s, struct iop_rcur *c)
 		s->hosts[i] = (struct coll_host){node, ref ? s->names.v[ref - 1].text : NULL};
 		s->n_hosts++;
 	}
+	coll_state_index_hosts(s);
 	return c->err;
 }
 

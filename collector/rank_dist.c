@@ -4,11 +4,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "select.h"
+
 static int by_rank(const void *x, const void *y)
 {
 	const struct coll_key *a = *(const struct coll_key *const *)x;
 	const struct coll_key *b = *(const struct coll_key *const *)y;
 	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* The tick's RANK rows (rows of them), by rank, into by; their number.
+ * Ranks are dense (0 .. ranks - 1): a counting sort, which at 65 536
+ * ranks takes a fraction of qsort's time at every redraw of the dashboard
+ * (tui_bench tui_redraw_ms_65536); qsort when they are not (a rank number
+ * far above the rows, or no memory for the counts). */
+static uint32_t rank_rows_by_rank(const struct coll_tick *k, uint32_t rows,
+                                  const struct coll_key **by)
+{
+	uint32_t top = 0;
+	for (uint32_t i = 0; i < k->n; i++)
+		if (k->key[i].kind == COLL_ROW_RANK && !coll_key_is_node(&k->key[i]) &&
+		    k->key[i].rank > top)
+			top = k->key[i].rank;
+	uint32_t *at = (uint64_t)top <= 4ull * rows + 64 ? calloc((size_t)top + 2, sizeof(*at)) : NULL;
+	uint32_t m = 0;
+	if (!at) {
+		for (uint32_t i = 0; i < k->n; i++)
+			if (k->key[i].kind == COLL_ROW_RANK && !coll_key_is_node(&k->key[i]))
+				by[m++] = &k->key[i];
+		qsort(by, m, sizeof(*by), by_rank);
+		return m;
+	}
+	for (uint32_t i = 0; i < k->n; i++)
+		if (k->key[i].kind == COLL_ROW_RANK && !coll_key_is_node(&k->key[i]))
+			at[k->key[i].rank + 1]++;
+	for (uint32_t r = 0; r <= top; r++)
+		at[r + 1] += at[r];
+	for (uint32_t i = 0; i < k->n; i++)
+		if (k->key[i].kind == COLL_ROW_RANK && !coll_key_is_node(&k->key[i])) {
+			by[at[k->key[i].rank]++] = &k->key[i];
+			m++;
+		}
+	free(at);
+	return m;
 }
 
 enum iop_err coll_rank_figs(const struct coll_tick *k, struct coll_rank_fig **out, uint32_t *n)
@@ -27,11 +65,7 @@ enum iop_err coll_rank_figs(const struct coll_tick *k, struct coll_rank_fig **ou
 		free(f);
 		return IOP_ERR_NOMEM;
 	}
-	uint32_t m = 0;
-	for (uint32_t i = 0; i < k->n; i++)
-		if (k->key[i].kind == COLL_ROW_RANK && !coll_key_is_node(&k->key[i]))
-			by[m++] = &k->key[i];
-	qsort(by, m, sizeof(*by), by_rank);
+	uint32_t m = rank_rows_by_rank(k, rows, by);
 	struct iop_hist h;
 	iop_hist_init(&h);
 	enum iop_err e = IOP_OK;
@@ -62,24 +96,24 @@ enum iop_err coll_rank_figs(const struct coll_tick *k, struct coll_rank_fig **ou
 	return IOP_OK;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return (a > b) - (a < b);
-}
-
 static void quantiles(uint64_t *v, uint32_t n, uint64_t q[COLL_Q__N])
 {
 	static const double at[COLL_Q__N] = {0, 0.25, 0.5, 0.75, 0.99, 1};
 	memset(q, 0, COLL_Q__N * sizeof(*q));
 	if (!n)
 		return;
-	qsort(v, n, sizeof(*v), cmp_u64);
+	/* each by selection, not a sort of all (65 536 ranks at every redraw
+	 * of the dashboard): the positions ascend, so each selects within
+	 * what is above the one before */
+	uint32_t from = 0;
 	for (int i = 0; i < COLL_Q__N; i++) {
 		/* nearest rank: the smallest value with at least a share at[i]
 		 * of the values at or below it (min: the first) */
 		uint64_t idx = (uint64_t)(at[i] * n + 0.999999999);
-		q[i] = v[idx ? idx - 1 : 0];
+		uint32_t k = (uint32_t)(idx ? idx - 1 : 0);
+		iop_select_u64(v, from, n, k);
+		q[i] = v[k];
+		from = k;
 	}
 }
 

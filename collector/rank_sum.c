@@ -64,16 +64,66 @@ static void mark_file(const struct file_rank_io *v, size_t b, size_t e, struct c
 			out[v[i].rank].aggregator = true;
 }
 
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static bool is_data(const struct coll_key *k)
+{
+	return k->id && (k->cls == IOP_CLASS_READ || k->cls == IOP_CLASS_WRITE);
+}
+
+/* The files some rank moved MPI-IO data on, sorted, unique: the only ones
+ * where a rank can have aggregated others' data. NULL with *n 0: none (a
+ * job without MPI-IO: then nothing else is looked at, and the dashboard,
+ * which asks at every redraw, does not sort every counter of a 65 536-rank
+ * job's files each time: tui_bench tui_redraw_ms_65536). */
+static uint64_t *mpiio_files(const struct coll_state *s, size_t *n)
+{
+	uint64_t *f = NULL;
+	size_t m = 0, cap = 0;
+	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
+		if (!is_data(&it.key) || it.key.layer != IOP_LAYER_MPIIO || !it.cell.bytes)
+			continue;
+		if (m == cap) {
+			uint64_t *g = realloc(f, (cap = cap ? 2 * cap : 64) * sizeof(*f));
+			if (!g) {
+				free(f);
+				*n = 0;
+				return NULL;
+			}
+			f = g;
+		}
+		f[m++] = it.key.id;
+	}
+	if (m)
+		qsort(f, m, sizeof(*f), by_id);
+	size_t u = 0;
+	for (size_t i = 0; i < m; i++)
+		if (!u || f[u - 1] != f[i])
+			f[u++] = f[i];
+	*n = u;
+	return f;
+}
+
 static void mark_aggregators(const struct coll_state *s, struct coll_rank_sum *out)
 {
-	struct file_rank_io *v = malloc((s->latest.n + 1) * sizeof(*v));
-	if (!v)
+	size_t n_files;
+	uint64_t *files = mpiio_files(s, &n_files);
+	if (!files)
 		return;
+	struct file_rank_io *v = malloc((s->latest.n + 1) * sizeof(*v));
+	if (!v) {
+		free(files);
+		return;
+	}
 	size_t m = 0;
 	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
 		const struct coll_key *k = &it.key;
-		bool data = k->cls == IOP_CLASS_READ || k->cls == IOP_CLASS_WRITE;
-		if (!k->id || !data || (k->layer != IOP_LAYER_MPIIO && k->layer != IOP_LAYER_POSIX))
+		if (!is_data(k) || (k->layer != IOP_LAYER_MPIIO && k->layer != IOP_LAYER_POSIX) ||
+		    !bsearch(&k->id, files, n_files, sizeof(*files), by_id))
 			continue;
 		v[m++] =
 		    (struct file_rank_io){.file = k->id,
@@ -89,6 +139,7 @@ static void mark_aggregators(const struct coll_state *s, struct coll_rank_sum *o
 		mark_file(v, b, e, out, s->n_ranks);
 	}
 	free(v);
+	free(files);
 }
 
 struct coll_rank_sum *coll_rank_sums(const struct coll_state *s)

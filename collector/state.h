@@ -84,6 +84,11 @@ struct coll_state {
 		const char *name; /* in names */
 	} *hosts;
 	uint32_t n_hosts;
+	/* node id -> index into hosts + 1 (0: empty), open addressing, for
+	 * hosts[0 .. host_indexed); coll_state_host searches the array when
+	 * that is not every host (no memory for the index) */
+	uint32_t *host_slot;
+	uint32_t host_slots, host_indexed;
 	struct coll_rank *ranks;
 	uint32_t n_ranks;        /* ranks[0..n_ranks) allocated; max rank seen + 1 */
 	uint64_t layer_excl_ns[IOP_LAYER__COUNT];
@@ -167,5 +172,9 @@ uint32_t coll_state_ranks_seen(const struct coll_state *s);
 uint32_t coll_state_nodes(const struct coll_state *s);
 /* The host name of a node id, or NULL. */
 const char *coll_state_host(const struct coll_state *s, uint32_t node);
+/* Indexes hosts[host_indexed .. n_hosts) for coll_state_host (add_host
+ * does it; whoever fills hosts otherwise, the keyframe reader, calls it).
+ * Without memory the index stays behind and lookups search. */
+void coll_state_index_hosts(struct coll_state *s);
 
 #endif

@@ -3,12 +3,7 @@
 #include <string.h>
 
 #include "model_int.h"
-
-static int cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
+#include "select.h"
 
 /* The table's node rows by node id, for the rows a recording summed per
  * node (coll_key_node). */
@@ -83,24 +78,39 @@ static bool alert_on_row(const struct coll_alert_record *a, const struct coll_st
 	               : a->rank < s->n_ranks && (uint32_t)s->ranks[a->rank].node == row->node;
 }
 
-static void heat_flags(struct tui_heat *h, const struct coll_state *s, const struct tui_table *t,
-                       const struct tui_query *q, float *tmp)
+/* The median of the column's values above 0 (0 when fewer than 3), by
+ * selection: tmp holds their bits, which order as the values do (floats
+ * above 0). A qsort of each column was most of a heatmap's redraw at
+ * 65 536 ranks (tui_bench tui_heat_redraw_ms_65536). */
+static float column_median(const struct tui_heat *h, uint32_t c, uint64_t *tmp)
 {
-	for (uint32_t c = 0; c < h->cols; c++) {
-		uint32_t n = 0;
-		for (uint32_t r = 0; r < h->rows; r++)
-			if (h->v[(size_t)r * h->cols + c] > 0)
-				tmp[n++] = h->v[(size_t)r * h->cols + c];
-		float med = 0;
-		if (n >= 3) {
-			qsort(tmp, n, sizeof *tmp, cmp_float);
-			med = tmp[n / 2];
+	uint32_t n = 0;
+	for (uint32_t r = 0; r < h->rows; r++) {
+		float v = h->v[(size_t)r * h->cols + c];
+		if (v > 0) {
+			uint32_t bits;
+			memcpy(&bits, &v, sizeof bits);
+			tmp[n++] = bits;
 		}
-		for (uint32_t r = 0; r < h->rows; r++) {
-			float v = h->v[(size_t)r * h->cols + c];
-			if (h->metric == TUI_HEAT_P99 && med > 0 && v > 4 * med)
+	}
+	if (n < 3)
+		return 0;
+	iop_select_u64(tmp, 0, n, n / 2);
+	uint32_t bits = (uint32_t)tmp[n / 2];
+	float med;
+	memcpy(&med, &bits, sizeof med);
+	return med;
+}
+
+static void heat_flags(struct tui_heat *h, const struct coll_state *s, const struct tui_table *t,
+                       const struct tui_query *q, uint64_t *tmp)
+{
+	/* a p99 four times its tick's median is flagged */
+	for (uint32_t c = 0; h->metric == TUI_HEAT_P99 && c < h->cols; c++) {
+		float med = column_median(h, c, tmp);
+		for (uint32_t r = 0; med > 0 && r < h->rows; r++)
+			if (h->v[(size_t)r * h->cols + c] > 4 * med)
 				h->flag[(size_t)r * h->cols + c] = 1;
-		}
 	}
 	/* alerts about the row over the ticks they covered */
 	for (size_t i = 0; i < q->n_alerts; i++) {
@@ -128,7 +138,7 @@ enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
 	h->v = calloc(cells + 1, sizeof *h->v);
 	h->flag = calloc(cells + 1, 1);
 	uint32_t *row_of = malloc((s->n_ranks + 1) * sizeof *row_of);
-	float *tmp = malloc((h->rows + 1) * sizeof *tmp);
+	uint64_t *tmp = malloc((h->rows + 1) * sizeof *tmp);
 	struct node_rows nodes = {malloc((h->rows + 1) * sizeof *nodes.v), 0};
 	if (!h->v || !h->flag || !row_of || !tmp || !nodes.v) {
 		free(row_of);
@@ -144,11 +154,18 @@ enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
 			row_of[row->rank] = r;
 		if (row->kind == TUI_ROW_NODE)
 			nodes.v[nodes.n++] = (struct host_idx){row->node, r};
-		for (uint32_t k = 0; row->kind == TUI_ROW_NODE && k < s->n_ranks; k++)
-			if (s->ranks[k].state && (uint32_t)s->ranks[k].node == row->node)
-				row_of[k] = r;
 	}
 	qsort(nodes.v, nodes.n, sizeof *nodes.v, host_idx_cmp);
+	/* a node's row is its ranks' too: one look a rank (each node row
+	 * walking every rank was 67 M steps a redraw at 65 536 ranks on 1024
+	 * nodes, tui_bench tui_heat_redraw_ms_65536) */
+	for (uint32_t k = 0; nodes.n && k < s->n_ranks; k++) {
+		struct host_idx key = {(uint32_t)s->ranks[k].node, 0};
+		const struct host_idx *x =
+		    s->ranks[k].state ? bsearch(&key, nodes.v, nodes.n, sizeof key, host_idx_cmp) : NULL;
+		if (x)
+			row_of[k] = x->h;
+	}
 	const struct coll_tick *prev = NULL;
 	if (node_metric(metric))
 		heat_nodes(h, s, t);
