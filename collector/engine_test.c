@@ -1242,36 +1242,55 @@ static void leaf_final_copy_once(void **state)
 	pipeline_free(&p);
 }
 
-/* A program image whose first frames were lost and whose FINAL frame was
- * spooled (an exec while the collector was stopped): its FINAL frame's
- * sequence is not above the image before's, but its time is later: a new
- * image, taken. An old frame of the image before (earlier time) is still
- * refused. Before the spool is read, a frame of sequence 0 for a process
- * still running is seen to start its next image (coll_leaf_frame_restarts). */
-static void leaf_new_image_from_spool(void **state)
+/* Spooled frames (common/spool.h) carry their image's start. Of the image
+ * the leaf has: those it has already (the frames kept and sent again) are
+ * copies, not counted; the rest are taken in order. Of a later image
+ * whose first frames were lost (an exec while the collector was stopped):
+ * it starts that image, though its sequence is not above the last one's.
+ * Of an earlier image, once a later one is taken: refused. Before the
+ * spool is read, a frame of sequence 0 for a process still running is
+ * seen to start its next image (coll_leaf_frame_restarts). */
+static void leaf_spooled_images(void **state)
 {
 	(void)state;
-	static uint8_t a[4][4096], b[4096];
-	size_t la[4];
-	for (uint64_t q = 0; q < 4; q++)
-		la[q] = seq_frame(a[q], sizeof a[q], q, q == 3);
+	static uint8_t a[6][4096], b[4096];
+	size_t la[6];
+	for (uint64_t q = 0; q < 6; q++)
+		la[q] = seq_frame(a[q], sizeof a[q], q, q == 5);
 	size_t lb = seq_frame_at(b, sizeof b, 1, true, T0 + SEC / 2); /* its frame 0 lost */
+	const uint64_t image_a = T0 - 1000, image_b = T0 + SEC / 2 - 1000;
 	struct pipeline p;
 	pipeline_new(&p, T0);
 	for (int q = 0; q < 3; q++)
 		assert_int_equal(coll_leaf_frame(p.leaf, a[q], la[q], T0), IOP_OK);
 	assert_true(coll_leaf_frame_restarts(p.leaf, a[0], la[0]));
-	assert_false(coll_leaf_frame_restarts(p.leaf, a[3], la[3]));
-	assert_int_equal(coll_leaf_frame(p.leaf, a[3], la[3], T0), IOP_OK);
+	/* the spool: frames 1-5 of image a, 1 and 2 taken already */
+	assert_true(coll_leaf_spool_ready(p.leaf, a[1], la[1], image_a));
+	assert_false(coll_leaf_spool_ready(p.leaf, a[4], la[4], image_a)); /* 3 not in yet */
+	for (int q = 1; q < 3; q++)
+		assert_int_equal(coll_leaf_frame_spooled(p.leaf, a[q], la[q], image_a, T0),
+		                 IOP_ERR_DUPLICATE);
+	for (int q = 3; q < 6; q++)
+		assert_int_equal(coll_leaf_frame_spooled(p.leaf, a[q], la[q], image_a, T0), IOP_OK);
 	assert_false(coll_leaf_frame_restarts(p.leaf, a[0], la[0])); /* ended: no wait */
-	assert_int_equal(coll_leaf_frame(p.leaf, b, lb, T0 + SEC / 2), IOP_OK);
-	assert_int_equal(coll_leaf_frame(p.leaf, a[1], la[1], T0 + SEC / 2), IOP_ERR_STATE);
+	assert_int_equal(coll_leaf_frame_spooled(p.leaf, a[5], la[5], image_a, T0),
+	                 IOP_ERR_DUPLICATE);
+	/* over the socket, image b's FINAL frame (sequence 1 <= 5) is refused */
+	assert_int_equal(coll_leaf_frame(p.leaf, b, lb, T0 + SEC / 2), IOP_ERR_STATE);
+	/* spooled, with its image's start: taken, a new image */
+	assert_false(coll_leaf_spool_ready(p.leaf, b, lb, image_b)); /* its frame 0 may come */
+	assert_int_equal(coll_leaf_frame_spooled(p.leaf, b, lb, image_b, T0 + SEC / 2), IOP_OK);
+	assert_int_equal(coll_leaf_frame_spooled(p.leaf, b, lb, image_b, T0 + SEC / 2),
+	                 IOP_ERR_DUPLICATE);
+	/* image a's again, now: refused */
+	assert_int_equal(coll_leaf_frame_spooled(p.leaf, a[4], la[4], image_a, T0 + SEC / 2),
+	                 IOP_ERR_STATE);
 	pipeline_advance(&p, T0 + 5 * SEC, true);
 	const struct coll_state *s = coll_root_state(p.root);
-	assert_int_equal(s->mon.events, 8 + 2);
-	assert_int_equal(s->mon.produced, 8 + 4);
+	assert_int_equal(s->mon.events, 12 + 2);
+	assert_int_equal(s->mon.produced, 12 + 4);
 	assert_int_equal(coll_monitor_lost(&s->mon), 2);
-	assert_int_equal(s->mon.rejected_frames, 1);
+	assert_int_equal(s->mon.rejected_frames, 2);
 	assert_int_equal(s->ranks[0].state, COLL_RANK_ENDED);
 	pipeline_free(&p);
 }
@@ -1701,6 +1720,18 @@ static void counters_refused_said(void **st)
 	coll_summary_print(f, &s, &job, 0);
 	fclose(f);
 	assert_non_null(strstr(text, "WARNING: 123 counter updates found no room"));
+	assert_null(strstr(text, "never reached the collector"));
+	free(text);
+	/* calls lost on the way: in the JSON and said under the human summary */
+	s.mon.produced = 1000, s.mon.dropped = 100, s.mon.events = 850;
+	o = coll_summary_json(&s, &job, NULL);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "monitor"), "lost")), 50);
+	json_decref(o);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	coll_summary_print(f, &s, &job, 0);
+	fclose(f);
+	assert_non_null(strstr(text, "WARNING: 50 of the 1000 calls recorded never reached the collector"));
 	free(text);
 	coll_state_free(&s);
 }
@@ -1728,7 +1759,7 @@ int main(void)
 		cmocka_unit_test(leaf_final_overtakes),
 		cmocka_unit_test(leaf_final_copy_once),
 		cmocka_unit_test(rank_dist_exact),
-		cmocka_unit_test(leaf_new_image_from_spool),
+		cmocka_unit_test(leaf_spooled_images),
 		cmocka_unit_test(leaf_call_across_tick_end),
 		cmocka_unit_test(leaf_name_with_first_rows),
 		cmocka_unit_test(history_tiers),

@@ -121,19 +121,23 @@ void coll_intake_final(struct coll_intake *in)
 	nn_send(in->rep, "ok", 2, NN_DONTWAIT);
 }
 
-static void take_spooled(void *arg, const uint8_t *buf, size_t len)
+static void take_spooled(void *arg, const uint8_t *buf, size_t len, uint64_t image_ns)
 {
-	take_frame(arg, buf, (int)len);
+	struct coll_intake *in = arg;
+	uint64_t now = iop_real_ns();
+	if (coll_leaf_frame_spooled(in->leaf, buf, len, image_ns, now) == IOP_OK && in->on_frame)
+		in->on_frame(in->on_frame_arg, buf, len, now);
+	in->last_frame_ns = now;
 }
 
 /* A spooled file waits for the frames sent before it while they may come
  * (SPOOL_HOLD_NS): its first frame is not its process's next. */
 #define SPOOL_HOLD_NS 500000000ull
 
-static bool spooled_ready(void *arg, const uint8_t *buf, size_t len)
+static bool spooled_ready(void *arg, const uint8_t *buf, size_t len, uint64_t image_ns)
 {
 	const struct coll_intake *in = arg;
-	return coll_leaf_frame_is_next(in->leaf, buf, len);
+	return coll_leaf_spool_ready(in->leaf, buf, len, image_ns);
 }
 
 static void take_spool(struct coll_intake *in, uint64_t now_ns, uint64_t hold_ns)

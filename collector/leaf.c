@@ -199,6 +199,11 @@ static struct coll_delta *delta_first(struct coll_leaf *l)
 	return &l->ring[l->oldest % RING];
 }
 
+/* A spooled file's image began this long after the first frame of the
+ * image the leaf has: a later image (an exec), not a clock's error between
+ * the shim's start and its events' stamps. */
+#define SPOOL_IMAGE_SLACK_NS 20000u
+
 /* ---- processes ---- */
 
 static void proc_event(struct coll_leaf *l, const struct proc *p, uint8_t state, uint64_t now_ns)
@@ -219,34 +224,58 @@ enum seq_verdict { SEQ_REJECT, SEQ_NEXT, SEQ_OVERTAKEN, SEQ_DUPLICATE };
 /* SEQ_NEXT: the process's next frame. SEQ_OVERTAKEN: a frame sent before
  * the process's FINAL one that arrived after it (the FINAL frame goes over
  * its own socket): its content is taken, the process stays ended.
- * SEQ_DUPLICATE: the FINAL frame it ended with, again (its copy in the
- * spool, common/spool.h): the same bytes, so the same MAC; a new image's
- * first frame, also sequence 0 and FINAL, has another. SEQ_REJECT: a
- * frame seen before, or older. */
+ * SEQ_DUPLICATE: a frame the leaf has already (spooled ones, below; the
+ * FINAL frame it ended with, again: the same bytes, so the same MAC; a
+ * new image's first frame, also sequence 0 and FINAL, has another).
+ * SEQ_REJECT: a frame seen before, or older.
+ *
+ * A spooled frame (image_ns: its file's image start, else 0) is its
+ * process's frame as its file's image says: of a later image than the one
+ * the leaf has (begun after that one's first frame) it starts it, whatever
+ * its sequence (that image's first frames may have been lost); of an
+ * earlier one (begun before the last frame of the image before the
+ * current) it is refused; of the same one, not above the last frame taken
+ * (and not one a FINAL frame overtook), it is a copy. */
 static enum seq_verdict accept_seq(struct coll_leaf *l, struct proc *p,
                                    const struct iop_frame_hdr *h, const uint8_t *mac,
-                                   uint64_t now_ns)
+                                   uint64_t image_ns, uint64_t now_ns)
 {
 	if (p->seq == UINT64_MAX) {
 		proc_event(l, p, COLL_PROC_JOINED, now_ns);
+		p->image_first_ns = h->base_ns;
 		return SEQ_NEXT;
+	}
+	bool overtaken = p->ended && !p->gone && h->seq >= p->overtaken_from && h->seq < p->seq;
+	if (image_ns) {
+		if (image_ns > p->image_first_ns + SPOOL_IMAGE_SLACK_NS) {
+			p->prev_last_ns = p->base_ns;
+			proc_restart(p);
+			p->rank = h->rank;
+			p->image_first_ns = h->base_ns;
+			proc_event(l, p, COLL_PROC_JOINED, now_ns);
+			return SEQ_NEXT;
+		}
+		if (p->image && image_ns <= p->prev_last_ns)
+			return SEQ_REJECT;
+		if (h->seq <= p->seq && !overtaken)
+			return SEQ_DUPLICATE;
 	}
 	if (p->ended && !p->gone && h->seq == p->seq && (h->flags & IOP_FRAME_FINAL) &&
 	    memcmp(mac, p->final_mac, IOP_MAC_BYTES) == 0)
 		return SEQ_DUPLICATE;
 	if (!p->ended && !p->gone)
 		return h->seq > p->seq ? SEQ_NEXT : SEQ_REJECT;
-	if (p->ended && !p->gone && h->seq >= p->overtaken_from && h->seq < p->seq) {
+	if (overtaken) {
 		p->overtaken_from = h->seq + 1; /* frames of one socket come in order */
 		return SEQ_OVERTAKEN;
 	}
-	/* A new image: from sequence 0, or (its first frames lost, its FINAL
-	 * one spooled) a frame not above the last whose time is later than
-	 * the last's: the image before it ended with it (docs/wire-format.md) */
-	if (h->seq == 0 || (p->ended && h->seq <= p->seq && h->base_ns > p->base_ns))
+	if (h->seq == 0) {
+		p->prev_last_ns = p->base_ns;
 		proc_restart(p);
-	else if (h->seq <= p->seq)
+		p->image_first_ns = h->base_ns;
+	} else if (h->seq <= p->seq) {
 		return SEQ_REJECT;
+	}
 	p->ended = p->gone = false;
 	p->rank = h->rank;
 	proc_event(l, p, COLL_PROC_JOINED, now_ns);
@@ -815,8 +844,35 @@ bool coll_leaf_frame_restarts(const struct coll_leaf *l, const uint8_t *buf, siz
 	return p && p->seq != UINT64_MAX && !p->ended && !p->gone;
 }
 
+static enum iop_err take_frame(struct coll_leaf *l, const uint8_t *buf, size_t len,
+                               uint64_t image_ns, uint64_t now_ns);
+
 enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len,
                              uint64_t now_ns)
+{
+	return take_frame(l, buf, len, 0, now_ns);
+}
+
+enum iop_err coll_leaf_frame_spooled(struct coll_leaf *l, const uint8_t *buf, size_t len,
+                                     uint64_t image_ns, uint64_t now_ns)
+{
+	return take_frame(l, buf, len, image_ns ? image_ns : 1, now_ns);
+}
+
+bool coll_leaf_spool_ready(const struct coll_leaf *l, const uint8_t *buf, size_t len,
+                           uint64_t image_ns)
+{
+	struct iop_frame_hdr h;
+	if (iop_frame_peek(buf, len, &h) != IOP_OK)
+		return true; /* refused when taken */
+	const struct proc *p = proc_table_get(&l->procs, h.node_id, h.pid);
+	if (!p || p->seq == UINT64_MAX || image_ns > p->image_first_ns + SPOOL_IMAGE_SLACK_NS)
+		return h.seq == 0; /* else its image's first frames may be on their way */
+	return (p->image && image_ns <= p->prev_last_ns) || h.seq <= p->seq + 1;
+}
+
+static enum iop_err take_frame(struct coll_leaf *l, const uint8_t *buf, size_t len,
+                               uint64_t image_ns, uint64_t now_ns)
 {
 	struct iop_frame_out out;
 	if (++l->frame_gen == 0) { /* 0 marks an empty memo entry */
@@ -835,7 +891,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 		return reject(l, e, now_ns);
 	uint32_t image = p->image;
 	uint64_t before = p->seq;
-	enum seq_verdict v = accept_seq(l, p, h, buf + len - IOP_MAC_BYTES, now_ns);
+	enum seq_verdict v = accept_seq(l, p, h, buf + len - IOP_MAC_BYTES, image_ns, now_ns);
 	if (p->image != image)
 		before = UINT64_MAX; /* a new image: its own frames may still come */
 	if (v == SEQ_DUPLICATE)

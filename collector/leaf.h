@@ -70,6 +70,19 @@ enum iop_err coll_leaf_frame(struct coll_leaf *leaf, const uint8_t *buf, size_t 
  * own socket need not wait for earlier ones then (coll_intake_final). */
 bool coll_leaf_frame_is_next(const struct coll_leaf *leaf, const uint8_t *buf, size_t len);
 
+/* coll_leaf_frame for a frame from the spool (common/spool.h), of the
+ * process image that began at image_ns (its file's header): a frame the
+ * leaf has is IOP_ERR_DUPLICATE (nothing taken, nothing counted); one of a
+ * later image than the leaf's starts it; one of an earlier image is
+ * refused (IOP_ERR_STATE). */
+enum iop_err coll_leaf_frame_spooled(struct coll_leaf *leaf, const uint8_t *buf, size_t len,
+                                     uint64_t image_ns, uint64_t now_ns);
+/* Whether a spooled file whose first frame is buf (header only, unchecked)
+ * can be taken now: its process's frames before it have been (or it is a
+ * copy of them, or of an image that is over). */
+bool coll_leaf_spool_ready(const struct coll_leaf *leaf, const uint8_t *buf, size_t len,
+                           uint64_t image_ns);
+
 /* True when the frame in buf (its header only is read, unchecked) starts
  * a process's next program image (sequence 0) while the leaf still takes
  * the process for running: its FINAL frame has not come (it may be in the

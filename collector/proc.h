@@ -40,6 +40,8 @@ struct proc {
 	uint32_t image;      /* program images seen before this one (exec) */
 	uint64_t seq;        /* last accepted frame */
 	uint64_t base_ns;    /* its base_ns */
+	uint64_t image_first_ns; /* base_ns of the first frame taken of this image */
+	uint64_t prev_last_ns;   /* base_ns of the last frame of the image before */
 	/* Once ended: frames from this sequence number up to the FINAL one's
 	 * may still come (the FINAL frame travels on its own socket and may
 	 * overtake the last frames sent before it). */

@@ -94,24 +94,29 @@ unsigned coll_spool_take(struct coll_spool *s, uint64_t now_ns, uint64_t hold_ns
 		size_t len = 0, at = 0, one;
 		const char *name = names[i]->d_name;
 		uint8_t *buf = dirfd >= 0 ? slurp(dirfd, name, &len) : NULL;
-		one = buf ? iop_frame_len_at(buf, len) : 0;
-		if (ready && one && one <= len && !ready(arg, buf, one) &&
+		uint64_t image_ns = 0;
+		bool head = buf && iop_spool_header_read(buf, len, &image_ns);
+		if (head)
+			at = IOP_SPOOL_HEADER_LEN;
+		one = head ? iop_frame_len_at(buf + at, len - at) : 0;
+		if (ready && one && one <= len - at && !ready(arg, buf + at, one, image_ns) &&
 		    hold(s, name, now_ns, hold_ns)) {
 			free(buf);
 			free(names[i]);
 			continue;
 		}
 		unhold(s, name);
-		while (buf && (one = iop_frame_len_at(buf + at, len - at)) && one <= len - at) {
-			fn(arg, buf + at, one);
+		while (head && (one = iop_frame_len_at(buf + at, len - at)) && one <= len - at) {
+			fn(arg, buf + at, one, image_ns);
 			at += one;
 			handed++;
 			s->frames++;
 		}
-		if (!buf || at != len) {
+		if (!head || at != len) {
 			s->bad_files++;
 			fprintf(stderr, "iopulse: warning: spool file %s/%s %s: %zu of its %zu bytes taken\n",
-			        s->dir, name, buf ? "is cut short" : "cannot be read", at, len);
+			        s->dir, name, !buf ? "cannot be read" : !head ? "has no header" : "is cut short",
+			        head ? at : 0, len);
 		}
 		s->files++;
 		free(buf);

@@ -30,18 +30,21 @@ struct coll_spool {
  * the reason in why. */
 int coll_spool_open(struct coll_spool *s, const char *final_url, char *why, size_t why_len);
 
-typedef void coll_spool_frame_fn(void *arg, const uint8_t *buf, size_t len);
+/* A frame of a file whose header says its process image began at
+ * image_ns. */
+typedef void coll_spool_frame_fn(void *arg, const uint8_t *buf, size_t len, uint64_t image_ns);
 /* Whether a file whose first frame is buf may be taken now. */
-typedef bool coll_spool_ready_fn(void *arg, const uint8_t *buf, size_t len);
+typedef bool coll_spool_ready_fn(void *arg, const uint8_t *buf, size_t len, uint64_t image_ns);
 
 /* Hands every frame of every file in the spool to fn, the files in the
  * order of their names (the time they were written), and removes each.
  * A file whose first frame is not ready (ready may be NULL: all are) is
  * held back, from the first look that found it so, for hold_ns: the
  * frames its process sent before it may still be on their way over the
- * sockets (a collector that was stopped finds both at once). A file whose
- * frames are cut short or do not add up gives its whole frames and is
- * counted bad (and named on stderr). The number of frames handed. */
+ * sockets (a collector that was stopped finds both at once). A file
+ * without its header, or whose frames are cut short or do not add up,
+ * gives its whole frames (none without a header) and is counted bad (and
+ * named on stderr). The number of frames handed. */
 unsigned coll_spool_take(struct coll_spool *s, uint64_t now_ns, uint64_t hold_ns,
                          coll_spool_ready_fn *ready, coll_spool_frame_fn *fn, void *arg);
 

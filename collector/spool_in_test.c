@@ -15,6 +15,7 @@
 #include "auth.h"
 #include "frame.h"
 #include "hash.h"
+#include "spool.h"
 #include "spool_in.h"
 
 #define MS 1000000ull
@@ -43,14 +44,26 @@ static size_t frame(uint8_t *buf, size_t cap, uint32_t pid, uint64_t seq, unsign
 	return len;
 }
 
-static void put(const struct fixture *f, const char *name, const uint8_t *buf, size_t len)
+/* A spool file: its header (the image began at image_ns; 0: none at
+ * all), then len bytes of frames. */
+static void put_at(const struct fixture *f, const char *name, uint64_t image_ns, const uint8_t *buf,
+                   size_t len)
 {
 	char path[256];
 	snprintf(path, sizeof path, "%s/spool/%s", f->dir, name);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
+	uint8_t head[IOP_SPOOL_HEADER_LEN];
+	iop_spool_header(head, image_ns);
+	if (image_ns)
+		assert_int_equal(write(fd, head, sizeof head), (ssize_t)sizeof head);
 	assert_int_equal(write(fd, buf, len), (ssize_t)len);
 	close(fd);
+}
+
+static void put(const struct fixture *f, const char *name, const uint8_t *buf, size_t len)
+{
+	put_at(f, name, 1000, buf, len);
 }
 
 static bool exists(const struct fixture *f, const char *name)
@@ -60,26 +73,28 @@ static bool exists(const struct fixture *f, const char *name)
 	return access(path, F_OK) == 0;
 }
 
-/* What fn was handed: (pid, seq) of each frame. */
+/* What fn was handed: (pid, seq, image) of each frame. */
 struct seen {
 	unsigned n;
 	uint32_t pid[16];
-	uint64_t seq[16];
+	uint64_t seq[16], image[16];
 	uint32_t not_ready; /* pid whose files are not ready */
 };
 
-static void take(void *arg, const uint8_t *buf, size_t len)
+static void take(void *arg, const uint8_t *buf, size_t len, uint64_t image_ns)
 {
 	struct seen *s = arg;
 	struct iop_frame_hdr h;
 	assert_int_equal(iop_frame_peek(buf, len, &h), IOP_OK);
 	assert_true(s->n < 16);
 	s->pid[s->n] = h.pid;
+	s->image[s->n] = image_ns;
 	s->seq[s->n++] = h.seq;
 }
 
-static bool ready(void *arg, const uint8_t *buf, size_t len)
+static bool ready(void *arg, const uint8_t *buf, size_t len, uint64_t image_ns)
 {
+	(void)image_ns;
 	const struct seen *s = arg;
 	struct iop_frame_hdr h;
 	assert_int_equal(iop_frame_peek(buf, len, &h), IOP_OK);
@@ -135,7 +150,7 @@ static void spool_files_in_order(void **state)
 	lb += frame(b + lb, sizeof b - lb, 2, 1, 0); /* two frames back to back */
 	size_t lc = frame(c, sizeof c, 3, 9, 1);
 	/* written out of order: the names' times decide */
-	put(f, "0000000000000003-00000007-00000003.frames", c, lc);
+	put_at(f, "0000000000000003-00000007-00000003.frames", 777, c, lc);
 	put(f, "0000000000000001-00000007-00000001.frames", a, la);
 	put(f, "0000000000000002-00000007-00000002.frames", b, lb);
 	put(f, ".0000000000000004-00000007-00000004.frames", a, la); /* being written */
@@ -148,6 +163,7 @@ static void spool_files_in_order(void **state)
 	for (unsigned i = 0; i < 4; i++) {
 		assert_int_equal(s.pid[i], pid[i]);
 		assert_int_equal(s.seq[i], seq[i]);
+		assert_int_equal(s.image[i], i == 3 ? 777 : 1000); /* each file's header's */
 	}
 	assert_false(exists(f, "0000000000000001-00000007-00000001.frames"));
 	assert_false(exists(f, "0000000000000002-00000007-00000002.frames"));
@@ -178,10 +194,16 @@ static void spool_cut_short(void **state)
 	put(f, "0000000000000002-00000007-00000004.frames", b, two);
 	assert_int_equal(coll_spool_take(&f->s, 0, 0, NULL, take, &s), 0);
 	assert_int_equal(f->s.bad_files, 2);
-	/* less than a header */
+	/* less than a frame's header */
 	put(f, "0000000000000003-00000007-00000004.frames", b, 10);
 	assert_int_equal(coll_spool_take(&f->s, 0, 0, NULL, take, &s), 0);
 	assert_int_equal(f->s.bad_files, 3);
+	/* whole frames without the file's header: none handed */
+	size_t whole = frame(b, sizeof b, 4, 0, 0);
+	put_at(f, "0000000000000004-00000007-00000004.frames", 0, b, whole);
+	assert_int_equal(coll_spool_take(&f->s, 0, 0, NULL, take, &s), 0);
+	assert_int_equal(f->s.bad_files, 4);
+	assert_false(exists(f, "0000000000000004-00000007-00000004.frames"));
 	assert_int_equal(s.n, 1);
 }
 

@@ -5,9 +5,10 @@
  * ipc://DIR/final.ipc has its spool in DIR/spool, which the leaf makes
  * (mode 0700, in its private runtime directory). One file a process image,
  * named <CLOCK_REALTIME ns, 16 hex digits>-<node id, 8>-<pid, 8>.frames
- * (names sort by time: an exec's two images in order), holding whole
- * frames back to back, each as it would have been sent; written under a
- * name starting with '.' and renamed, so a reader never sees half a file.
+ * (names sort by time: an exec's two images in order): a 16-byte header
+ * (IOP_SPOOL_MAGIC, version, the image's start), then whole frames back
+ * to back, each as it was or would have been sent; written under a name
+ * starting with '.' and renamed, so a reader never sees half a file.
  * docs/wire-format.md, "Spool". Header only: the shim and the collector
  * must agree, and neither links the other. */
 #ifndef IOP_SPOOL_H
@@ -26,6 +27,32 @@
 #define IOP_SPOOL_NAME_LEN (16 + 1 + 8 + 1 + 8 + sizeof IOP_SPOOL_SUFFIX - 1)
 /* The most a spool file may hold: what a reader takes of one. */
 #define IOP_SPOOL_MAX_BYTES (64u << 20)
+
+/* The header: u32 magic "IOPS", u16 version (1), u16 reserved (0), u64
+ * CLOCK_REALTIME ns when the process image began (its shim started, or
+ * its fork): a receiver tells its frames from an earlier image's of the
+ * same pid by it (an exec). */
+#define IOP_SPOOL_MAGIC      0x53504f49u /* "IOPS" */
+#define IOP_SPOOL_VERSION    1
+#define IOP_SPOOL_HEADER_LEN 16
+
+static inline void iop_spool_header(uint8_t out[IOP_SPOOL_HEADER_LEN], uint64_t image_ns)
+{
+	iop_store_u32le(out, IOP_SPOOL_MAGIC);
+	iop_store_u16le(out + 4, IOP_SPOOL_VERSION);
+	iop_store_u16le(out + 6, 0);
+	iop_store_u64le(out + 8, image_ns);
+}
+
+/* The image's start from a header; false when it is not one. */
+static inline bool iop_spool_header_read(const uint8_t *buf, size_t len, uint64_t *image_ns)
+{
+	if (len < IOP_SPOOL_HEADER_LEN || iop_load_u32le(buf) != IOP_SPOOL_MAGIC ||
+	    iop_load_u16le(buf + 4) != IOP_SPOOL_VERSION || iop_load_u16le(buf + 6) != 0)
+		return false;
+	*image_ns = iop_load_u64le(buf + 8);
+	return true;
+}
 
 /* DIR/spool for the final address ipc://DIR/final.ipc, into out. False
  * when the address is not of that form (a tcp:// collector has no spool

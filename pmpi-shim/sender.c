@@ -105,6 +105,11 @@ static struct {
 	struct shim_sp_pend pend;
 	uint8_t pend_buf[FRAME_CAP + 16];
 	uint8_t frame[FRAME_CAP];
+	/* the spool (spool_out.h): whether the final address has one, the
+	 * frames sent lately, when this process image began */
+	bool may_spool;
+	struct shim_keep keep;
+	uint64_t image_ns;
 } S = {.sock = -1, .announced = 1, .sp = {.fd = -1}};
 
 static void *map(size_t len)
@@ -530,6 +535,8 @@ static bool cycle(bool final, int flags, unsigned max)
 			return false;
 		}
 		S.refused = false;
+		if (S.may_spool)
+			shim_keep_frame(&S.keep, S.frame, len);
 		S.last_sent_ns = iop_real_ns();
 		atomic_fetch_add_explicit(&S.frames_out, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&S.work, 1, memory_order_relaxed);
@@ -647,24 +654,27 @@ static bool send_final_acked(unsigned wait_ms);
 #define SPOOL_MAX_FRAMES 1024
 
 /* The last frames no collector acknowledged, into the spool of the final
- * address (common/spool.h), for the leaf to take when it can: the FINAL
- * frame as it was sent when it was (a copy that arrives too is taken once:
- * the leaf knows its bytes), else everything pending, every name and
- * counter again, in frames up to a FINAL one. True when the spool holds a
- * FINAL frame. Frames handed to nanomsg before and never written are not
- * here: their calls are missing and said so (the summary's "lost on the
- * way"), the totals whole (every counter is in the FINAL frame). */
+ * address (common/spool.h), for the leaf to take when it can: the frames
+ * sent lately (the leaf takes those it lacks), then, when the FINAL frame
+ * was not sent, everything pending, every name and counter again, in
+ * frames up to a FINAL one. True when the spool holds a FINAL frame.
+ * Frames sent before the kept ones and never handed out are not there:
+ * their calls are missing and said so (the summary's "lost on the way"),
+ * the totals whole (every counter is in the FINAL frame). */
 static bool spool_unacked(void)
 {
-	if (!shim.final_addr[0])
+	if (!S.may_spool)
 		return false;
 	struct shim_spool sp;
-	if (!shim_spool_open(&sp, shim.final_addr, shim.node_id, (uint32_t)getpid()))
+	if (!shim_spool_open(&sp, shim.final_addr, shim.node_id, (uint32_t)getpid(), S.image_ns))
 		return false;
 	bool final = false;
 	if (S.final_sent) {
-		final = shim_spool_write(&sp, S.frame, iop_frame_len_at(S.frame, sizeof S.frame));
-	} else {
+		/* the FINAL frame is the last kept, or (no memory to keep) S.frame */
+		final = S.keep.half[0] ? shim_spool_write_kept(&sp, &S.keep)
+		                       : shim_spool_write(&sp, S.frame,
+		                                          iop_frame_len_at(S.frame, sizeof S.frame));
+	} else if (shim_spool_write_kept(&sp, &S.keep)) {
 		/* every name and counter again: a frame sent over REQ and not
 		 * answered, or over PUSH and never written, may have held them */
 		resync();
@@ -982,6 +992,9 @@ static int start_thread(void)
 
 int shim_sender_start(void)
 {
+	char spool[PATH_MAX];
+	S.image_ns = iop_real_ns();
+	S.may_spool = shim.final_addr[0] && iop_spool_dir(shim.final_addr, spool, sizeof spool);
 	if (start_thread() != 0)
 		return -1;
 	/* Bounded: nn_socket and nn_connect do not wait for the network. */
@@ -1105,6 +1118,8 @@ bool shim_sender_after_fork(void)
 	S.final_sent = S.need_resync = S.resynced_for_final = S.rings_left = S.refused = false;
 	S.round_pending = S.last_sent_ns = 0;
 	S.send_failures = S.retired_events = S.retired_dropped = S.retired_ticks = 0;
+	shim_keep_reset(&S.keep); /* the parent's frames */
+	S.image_ns = iop_real_ns();
 	atomic_store(&S.stop, 0);
 	atomic_store(&S.gone, 0);
 	atomic_store(&S.setup_done, 0);
