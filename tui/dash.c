@@ -136,6 +136,10 @@ void tui_dash_rebuild(struct tui_dash *d)
 		d->group = d->group_chosen = true; /* once: `c` undoes it for good */
 	struct tui_query q;
 	tui_dash_query(d, &q);
+	/* latencies for the rows shown only (tui_dash_fill_latency, as they
+	 * are drawn or saved), unless the rows are sorted by one */
+	q.lazy_latency = (q.list == TUI_LIST_RANKS || q.list == TUI_LIST_NODES) &&
+	                 !tui_col_latency(d->sort_col[q.list]);
 	if (d->table.n && d->sel < d->table.n)
 		d->sel_id = d->table.rows[d->sel].id;
 	if (tui_table_build(&d->table, s, &q) != IOP_OK)
@@ -176,6 +180,14 @@ void tui_dash_rebuild(struct tui_dash *d)
 	d->built_alerts = q.alerts;
 	d->built_n_alerts = q.n_alerts;
 	d->dirty = false;
+}
+
+void tui_dash_fill_latency(struct tui_dash *d, size_t from, size_t to)
+{
+	struct tui_query q;
+	tui_dash_query(d, &q);
+	if (tui_table_fill_latency(&d->table, d->src.ops->state(d->src.self), &q, from, to) != IOP_OK)
+		tui_dash_notice(d, "out of memory: latencies not shown");
 }
 
 void tui_dash_redraw(struct tui_dash *d)

@@ -89,6 +89,9 @@ struct tui_dash {
 /* dash.c */
 enum tui_list tui_dash_list(const struct tui_dash *d);
 void tui_dash_query(const struct tui_dash *d, struct tui_query *q);
+/* The latency columns of table rows [from, to) that the last rebuild left
+ * pending (model.h, lazy_latency): before they are drawn or saved. */
+void tui_dash_fill_latency(struct tui_dash *d, size_t from, size_t to);
 int64_t tui_dash_t_end(const struct tui_dash *d);
 void tui_dash_notice(struct tui_dash *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tui_dash_rebuild(struct tui_dash *d);

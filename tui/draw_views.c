@@ -235,6 +235,7 @@ void tui_draw_table(struct tui_dash *d, int y0, int rows)
 		return;
 	}
 	bool sp = spark_on(d);
+	tui_dash_fill_latency(d, d->top, d->top + (size_t)body);
 	for (int i = 0; i < body && d->top + (size_t)i < d->table.n; i++) {
 		const struct tui_row *r = &d->table.rows[d->top + (size_t)i];
 		tui_row_text(d, r, buf, sizeof buf, COLS);

@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,13 @@ uint32_t idmap_get(struct idmap *m, uint64_t id, uint32_t next)
 
 void acc_cell(struct acc *a, const struct coll_key *k, const struct coll_cell *c, bool last)
 {
+	acc_sums(a, k, c, last);
+	if (c->hist.count)
+		(void)iop_hist_merge(&a->h, &c->hist);
+}
+
+void acc_sums(struct acc *a, const struct coll_key *k, const struct coll_cell *c, bool last)
+{
 	if (k->cls == IOP_CLASS_READ)
 		a->rd += c->bytes;
 	else if (k->cls == IOP_CLASS_WRITE)
@@ -116,8 +124,6 @@ void acc_cell(struct acc *a, const struct coll_key *k, const struct coll_cell *c
 	if (c->ops || c->inflight)
 		a->layers |= (uint8_t)(1u << k->layer);
 	a->seen = true;
-	if (c->hist.count)
-		(void)iop_hist_merge(&a->h, &c->hist);
 }
 
 void acc_free(struct acc *a, size_t n)
@@ -127,15 +133,32 @@ void acc_free(struct acc *a, size_t n)
 	free(a);
 }
 
+void latency_cols(const struct iop_hist *h, struct tui_row *r)
+{
+	r->v[TUI_COL_P50] = iop_hist_quantile(h, 0.5) / 1e9;
+	r->v[TUI_COL_P99] = iop_hist_quantile(h, 0.99) / 1e9;
+	r->v[TUI_COL_MAX] = h->count ? h->max / 1e9 : 0;
+	r->lat_pending = 0;
+}
+
+static void latency_pending(struct tui_row *r)
+{
+	r->v[TUI_COL_P50] = r->v[TUI_COL_P99] = r->v[TUI_COL_MAX] = NAN;
+	r->lat_pending = 1;
+}
+
+bool tui_col_latency(enum tui_col col)
+{
+	return col == TUI_COL_P50 || col == TUI_COL_P99 || col == TUI_COL_MAX;
+}
+
 void acc_row(const struct acc *a, struct tui_row *r, double window_s)
 {
 	r->v[TUI_COL_RD] = a->rd / window_s;
 	r->v[TUI_COL_WR] = a->wr / window_s;
 	r->v[TUI_COL_IOPS] = a->ops / window_s;
 	r->v[TUI_COL_META] = a->meta / window_s;
-	r->v[TUI_COL_P50] = iop_hist_quantile(&a->h, 0.5) / 1e9;
-	r->v[TUI_COL_P99] = iop_hist_quantile(&a->h, 0.99) / 1e9;
-	r->v[TUI_COL_MAX] = a->h.count ? a->h.max / 1e9 : 0;
+	latency_cols(&a->h, r);
 	r->v[TUI_COL_INFLIGHT] = (double)a->infl;
 	r->v[TUI_COL_TIME] = a->time / 1e9;
 	r->v[TUI_COL_EXCL] = a->excl / 1e9;
@@ -322,6 +345,7 @@ struct rank_walk {
 	 * accumulator between (at 65 536 ranks, 65 536 histograms fewer to
 	 * merge at every redraw: tui_bench tui_redraw_ms_65536) */
 	uint32_t *rank_node;
+	bool lazy; /* q->lazy_latency: no histograms (tui_table_fill_latency) */
 };
 
 static void rank_visit(void *arg, const struct coll_tick *k, bool in_window, int slot, bool last)
@@ -347,7 +371,9 @@ static void rank_visit(void *arg, const struct coll_tick *k, bool in_window, int
 		}
 		if (slot >= 0 && key->cls != IOP_CLASS_META)
 			a->spark[slot] += (float)k->cell[i].bytes;
-		if (in_window)
+		if (in_window && w->lazy)
+			acc_sums(a, key, &k->cell[i], last);
+		else if (in_window)
 			acc_cell(a, key, &k->cell[i], last);
 	}
 }
@@ -374,7 +400,8 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
                                 const struct tui_query *q, bool nodes)
 {
 	uint32_t n = s->n_ranks, nh = s->n_hosts;
-	struct rank_walk w = {.q = q, .acc = calloc(n ? n : 1, sizeof(struct acc)), .n = n};
+	struct rank_walk w = {.q = q, .acc = calloc(n ? n : 1, sizeof(struct acc)), .n = n,
+	                      .lazy = q->lazy_latency};
 	double *bytes = calloc(n ? n : 1, sizeof(double));
 	uint8_t *agg = calloc(n ? n : 1, 1);
 	if (nodes) {
@@ -414,6 +441,8 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 			row->node = (uint32_t)s->ranks[r].node;
 			row->node_name = coll_state_host(s, row->node);
 			acc_row(&w.acc[r], row, win);
+			if (w.lazy)
+				latency_pending(row);
 			row->v[TUI_COL_BYTES] = bytes[r];
 			row->agg = agg[r];
 			row->sev = alert_sev(q, s->tick_ns, r, 0, -1);
@@ -453,6 +482,8 @@ static enum iop_err build_ranks(struct tui_table *t, const struct coll_state *s,
 			row->node = (uint32_t)row->id;
 			row->name = h < nh ? s->hosts[h].name : "?";
 			acc_row(&na[h], row, win);
+			if (w.lazy)
+				latency_pending(row);
 			row->v[TUI_COL_BYTES] = nb[h];
 			row->v[TUI_COL_RANKS] = nr[h];
 			tui_node_figures(s, row->node, q->t_end, &row->v[TUI_COL_DEV],

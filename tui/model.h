@@ -80,6 +80,7 @@ struct tui_row {
 	int8_t layer;   /* a LAYER row's layer, else -1 */
 	uint8_t sev;    /* worst alert on the subject at t_end: 0, 1 WARN, 2 CRIT */
 	uint8_t agg;    /* a rank that aggregated other ranks' data (rank_sum.h) */
+	uint8_t lat_pending; /* its latency columns are not filled yet (lazy_latency) */
 	uint32_t rank;  /* COLL_RANK_NONE when not a rank */
 	uint32_t node;  /* node id (hash cut to 32 bits) */
 	uint64_t id;    /* unique in the table: rank, node, hash, layer, alert index */
@@ -107,7 +108,21 @@ struct tui_query {
 	const struct tui_filter *filter; /* may be NULL */
 	const struct coll_alert_record *alerts;
 	size_t n_alerts;
+	/* Ranks and Nodes lists: the latency columns (p50, p99, max) are left
+	 * out (NaN, lat_pending) unless tui_table_fill_latency() fills them,
+	 * for the rows shown (the dashboard, when not sorted by one of them:
+	 * merging every rank's latencies over the window was most of a
+	 * redraw at 65 536 ranks) */
+	bool lazy_latency;
 };
+
+/* Fills the latency columns of rows [from, to) of t that a build with
+ * q->lazy_latency left pending (q as for that build, lazy or not), from
+ * the latencies of their ranks over the window. */
+enum iop_err tui_table_fill_latency(struct tui_table *t, const struct coll_state *s,
+                                    const struct tui_query *q, size_t from, size_t to);
+/* Whether col is a latency column (p50, p99, max). */
+bool tui_col_latency(enum tui_col col);
 
 /* The ranks' distribution at tick t (rank_dist.h) the Ranks view draws
  * above its table for a job above the recording's rank cap (1024): the one

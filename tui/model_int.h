@@ -26,6 +26,11 @@ struct host_idx *host_index(const struct coll_state *s);
 uint32_t host_of(const struct host_idx *v, uint32_t n_hosts, uint32_t node);
 
 void acc_cell(struct acc *a, const struct coll_key *k, const struct coll_cell *c, bool last);
+/* acc_cell but the latencies (the histogram): lazy_latency's. */
+void acc_sums(struct acc *a, const struct coll_key *k, const struct coll_cell *c, bool last);
+/* The latency columns of a row from the histogram of its calls (and the
+ * row no longer pending). */
+void latency_cols(const struct iop_hist *h, struct tui_row *r);
 void acc_free(struct acc *a, size_t n);
 /* Fills the rate and latency columns of a row from an accumulator. */
 void acc_row(const struct acc *a, struct tui_row *r, double window_s);

@@ -106,6 +106,7 @@ static json_t *view_json(const struct tui_dash *d)
 
 int tui_save_view(struct tui_dash *d, char *txt_path, char *json_path, size_t len)
 {
+	tui_dash_fill_latency(d, 0, d->table.n); /* every row's, not only those shown */
 	const char *dir = getenv("IOPULSE_SAVE_DIR");
 	char stamp[32];
 	time_t now = time(NULL);

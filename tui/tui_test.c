@@ -424,6 +424,50 @@ static void thinned_history(void **st)
 	coll_state_free(&s);
 }
 
+/* Latencies left out of a build (lazy_latency: the dashboard's, for the
+ * rows shown) and filled after, for some rows then all: every row then
+ * equals the full build's, column for column, grouped per node or not;
+ * rows not filled yet stay pending (NaN) and are the only ones changed. */
+static void lazy_latency_rows(void **st)
+{
+	(void)st;
+	struct coll_state s;
+	assert_int_equal(tui_synth_state(&s, 200, 20, 7), IOP_OK); /* 4 nodes */
+	for (int grouped = 0; grouped < 2; grouped++) {
+		struct tui_table full = {0}, lazy = {0};
+		struct tui_query q;
+		query(&q, grouped ? TUI_LIST_NODES : TUI_LIST_RANKS, &s, 10);
+		assert_int_equal(tui_table_build(&full, &s, &q), IOP_OK);
+		q.lazy_latency = true;
+		assert_int_equal(tui_table_build(&lazy, &s, &q), IOP_OK);
+		assert_int_equal(lazy.n, full.n);
+		assert_int_equal(full.n, grouped ? 4 : 200);
+		tui_table_sort(&full, TUI_COL_BYTES, true);
+		tui_table_sort(&lazy, TUI_COL_BYTES, true);
+		for (size_t i = 0; i < lazy.n; i++) {
+			assert_true(lazy.rows[i].lat_pending);
+			assert_true(isnan(lazy.rows[i].v[TUI_COL_P99]));
+			assert_false(full.rows[i].lat_pending);
+			assert_true(full.rows[i].v[TUI_COL_P99] > 0);
+		}
+		/* the rows shown: 1 .. 3 */
+		assert_int_equal(tui_table_fill_latency(&lazy, &s, &q, 1, 3), IOP_OK);
+		for (size_t i = 0; i < lazy.n; i++)
+			assert_int_equal(lazy.rows[i].lat_pending, i < 1 || i >= 3);
+		/* then all (a saved view) */
+		assert_int_equal(tui_table_fill_latency(&lazy, &s, &q, 0, lazy.n + 5), IOP_OK);
+		for (size_t i = 0; i < lazy.n; i++) {
+			assert_int_equal(lazy.rows[i].id, full.rows[i].id);
+			assert_false(lazy.rows[i].lat_pending);
+			assert_memory_equal(lazy.rows[i].v, full.rows[i].v, sizeof full.rows[i].v);
+		}
+		tui_table_free(&full);
+		tui_table_free(&lazy);
+	}
+	assert_true(tui_col_latency(TUI_COL_P99) && !tui_col_latency(TUI_COL_BYTES));
+	coll_state_free(&s);
+}
+
 /* A lean recording read back (record.h): the rank, file and site views
  * between whole ticks show the last whole tick's rates, not diluted by
  * the lean ticks; the layers are every tick's; the heatmap leaves the
@@ -530,7 +574,7 @@ int main(void)
 		cmocka_unit_test(seek_parse),   cmocka_unit_test(formatting),
 		cmocka_unit_test(ranks_table),  cmocka_unit_test(sort_stable),
 		cmocka_unit_test(heat_flags),   cmocka_unit_test(heat_node_metrics),   cmocka_unit_test(thinned_history),
-		cmocka_unit_test(lean_recording),     cmocka_unit_test(filesystem_detail),
+		cmocka_unit_test(lean_recording),     cmocka_unit_test(lazy_latency_rows),     cmocka_unit_test(filesystem_detail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
