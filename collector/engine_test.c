@@ -1736,6 +1736,39 @@ static void counters_refused_said(void **st)
 	coll_state_free(&s);
 }
 
+/* A node's host name, from the hosts' index (state.c): past the index's
+ * first growth, for every host, and none for a node never named; the
+ * same after the index is made anew (as the keyframe reader does). */
+static void state_hosts_named(void **st)
+{
+	(void)st;
+	struct coll_state s;
+	coll_state_init(&s, SEC, NULL);
+	struct coll_delta d;
+	coll_delta_init(&d, 0, SEC);
+	char name[32];
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof name, "host%03d", i);
+		assert_int_equal(coll_delta_add_name(&d, iop_hash_str(name), IOP_NAME_HOST, name,
+		                                     (uint32_t)strlen(name)),
+		                 IOP_OK);
+	}
+	assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+	assert_int_equal(s.n_hosts, 300);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < 300; i++) {
+			snprintf(name, sizeof name, "host%03d", i);
+			const char *got = coll_state_host(&s, (uint32_t)iop_hash_str(name));
+			assert_non_null(got);
+			assert_string_equal(got, name);
+		}
+		assert_null(coll_state_host(&s, (uint32_t)iop_hash_str("elsewhere")));
+		coll_state_index_hosts(&s);
+	}
+	coll_delta_free(&d);
+	coll_state_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1767,6 +1800,7 @@ int main(void)
 		cmocka_unit_test(names_file_fs),
 		cmocka_unit_test(state_nodes_counted),
 		cmocka_unit_test(counters_refused_said),
+		cmocka_unit_test(state_hosts_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,14 +72,22 @@ void coll_intake_close(struct coll_intake *in)
 
 static void take_spool(struct coll_intake *in, uint64_t now_ns, uint64_t hold_ns);
 
-static void take_frame(struct coll_intake *in, const void *buf, int len)
+/* A frame from the sockets (image_ns 0) or the spool (its file's image
+ * start, leaf.h coll_leaf_frame_spooled) into the leaf. */
+static void take(struct coll_intake *in, const uint8_t *buf, size_t len, uint64_t image_ns)
 {
 	uint64_t now = iop_real_ns();
-	/* a process's next image: its last one's FINAL frame may be spooled */
-	if (!in->in_spool && coll_leaf_frame_restarts(in->leaf, buf, (size_t)len))
-		take_spool(in, now, 0);
-	if (coll_leaf_frame(in->leaf, buf, (size_t)len, now) == IOP_OK && in->on_frame)
-		in->on_frame(in->on_frame_arg, buf, (size_t)len, now);
+	enum iop_err e;
+	if (image_ns) {
+		e = coll_leaf_frame_spooled(in->leaf, buf, len, image_ns, now);
+	} else {
+		/* a process's next image: its last one's frames may be spooled */
+		if (coll_leaf_frame_restarts(in->leaf, buf, len))
+			take_spool(in, now, 0);
+		e = coll_leaf_frame(in->leaf, buf, len, now);
+	}
+	if (e == IOP_OK && in->on_frame)
+		in->on_frame(in->on_frame_arg, buf, len, now);
 	in->last_frame_ns = now;
 }
 
@@ -91,7 +99,7 @@ unsigned coll_intake_drain(struct coll_intake *in, unsigned max)
 		int len = nn_recv(in->pull, &msg, NN_MSG, NN_DONTWAIT);
 		if (len < 0)
 			break;
-		take_frame(in, msg, len);
+		take(in, msg, (size_t)len, 0);
 		nn_freemsg(msg);
 	}
 	return n;
@@ -116,18 +124,14 @@ void coll_intake_final(struct coll_intake *in)
 		if (poll(&p, 1, 5) <= 0)
 			break;
 	}
-	take_frame(in, msg, len);
+	take(in, msg, (size_t)len, 0);
 	nn_freemsg(msg);
 	nn_send(in->rep, "ok", 2, NN_DONTWAIT);
 }
 
 static void take_spooled(void *arg, const uint8_t *buf, size_t len, uint64_t image_ns)
 {
-	struct coll_intake *in = arg;
-	uint64_t now = iop_real_ns();
-	if (coll_leaf_frame_spooled(in->leaf, buf, len, image_ns, now) == IOP_OK && in->on_frame)
-		in->on_frame(in->on_frame_arg, buf, len, now);
-	in->last_frame_ns = now;
+	take(arg, buf, len, image_ns ? image_ns : 1);
 }
 
 /* A spooled file waits for the frames sent before it while they may come
@@ -142,14 +146,12 @@ static bool spooled_ready(void *arg, const uint8_t *buf, size_t len, uint64_t im
 
 static void take_spool(struct coll_intake *in, uint64_t now_ns, uint64_t hold_ns)
 {
-	in->in_spool = true;
 	coll_spool_take(&in->spool, now_ns, hold_ns, spooled_ready, take_spooled, in);
-	in->in_spool = false;
 }
 
 void coll_intake_spool(struct coll_intake *in, uint64_t now_ns, bool now)
 {
-	if (in->in_spool || (!now && now_ns < in->next_spool_ns))
+	if (!now && now_ns < in->next_spool_ns)
 		return;
 	in->next_spool_ns = now_ns + 100000000ull;
 	/* the frames still on their way over the PULL socket come first */

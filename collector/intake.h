@@ -20,7 +20,6 @@ struct coll_intake {
 	struct coll_leaf *leaf;
 	struct coll_spool spool; /* last frames left in a file (spool_in.h) */
 	uint64_t next_spool_ns;  /* the spool's next look */
-	bool in_spool;           /* taking it now */
 	uint64_t last_frame_ns;
 	/* Called with each frame the leaf accepted (`--record-events`), or NULL. */
 	void (*on_frame)(void *arg, const uint8_t *buf, size_t len, uint64_t now_ns);

@@ -856,7 +856,7 @@ enum iop_err coll_leaf_frame(struct coll_leaf *l, const uint8_t *buf, size_t len
 enum iop_err coll_leaf_frame_spooled(struct coll_leaf *l, const uint8_t *buf, size_t len,
                                      uint64_t image_ns, uint64_t now_ns)
 {
-	return take_frame(l, buf, len, image_ns ? image_ns : 1, now_ns);
+	return take_frame(l, buf, len, image_ns ? image_ns : 1, now_ns); /* 0 is the sockets' */
 }
 
 bool coll_leaf_spool_ready(const struct coll_leaf *l, const uint8_t *buf, size_t len,

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "table.h"
+
 void coll_layer_sum_add(struct coll_layer_sum *l, const struct coll_key *k,
                         const struct coll_cell *c)
 {
@@ -82,22 +84,19 @@ static bool is_data(const struct coll_key *k)
  * job's files each time: tui_bench tui_redraw_ms_65536). */
 static uint64_t *mpiio_files(const struct coll_state *s, size_t *n)
 {
-	uint64_t *f = NULL;
-	size_t m = 0, cap = 0;
+	void *v = NULL;
+	uint32_t m = 0, cap = 0;
 	for (struct coll_totals_it it = {.s = s}; coll_totals_next(&it);) {
 		if (!is_data(&it.key) || it.key.layer != IOP_LAYER_MPIIO || !it.cell.bytes)
 			continue;
-		if (m == cap) {
-			uint64_t *g = realloc(f, (cap = cap ? 2 * cap : 64) * sizeof(*f));
-			if (!g) {
-				free(f);
-				*n = 0;
-				return NULL;
-			}
-			f = g;
+		if (coll_array_room(&v, sizeof(uint64_t), m, &cap, 64) != IOP_OK) {
+			free(v);
+			*n = 0;
+			return NULL;
 		}
-		f[m++] = it.key.id;
+		((uint64_t *)v)[m++] = it.key.id;
 	}
+	uint64_t *f = v;
 	if (m)
 		qsort(f, m, sizeof(*f), by_id);
 	size_t u = 0;

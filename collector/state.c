@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "table.h"
 
 void coll_history_cfg_default(struct coll_history_cfg *cfg, uint64_t tick_ns)
 {
@@ -356,59 +357,63 @@ static void apply_rows(struct coll_state *s, const struct coll_tick *k)
  * without searching every name, and indexed by node id, since the
  * dashboard and the summary name every rank's node (a search of 1024
  * hosts for each of 65 536 ranks was 13 % of a redraw: tui_bench). */
+/* The slot of node in the hosts' index: its host's, or the empty one it
+ * would take (the index is at most half full). */
+static uint32_t host_probe(const struct coll_state *s, uint32_t node)
+{
+	uint32_t at = (uint32_t)(((uint64_t)node * UINT64_C(0x9e3779b97f4a7c15)) >> 32) % s->host_slots;
+	while (s->host_slot[at] && s->hosts[s->host_slot[at] - 1].node != node)
+		at = (at + 1) % s->host_slots;
+	return at;
+}
+
+/* Puts hosts[i] in the index, unless its node id is there already (a
+ * node id met before keeps its first name, as a search found it). */
+static void host_put(struct coll_state *s, uint32_t i)
+{
+	uint32_t at = host_probe(s, s->hosts[i].node);
+	if (!s->host_slot[at])
+		s->host_slot[at] = i + 1;
+}
+
 static enum iop_err add_host(struct coll_state *s, uint64_t hash)
 {
 	if (s->n_hosts >= (1u << 20))
 		return IOP_OK;
-	struct coll_host *v = realloc(s->hosts, (s->n_hosts + 1) * sizeof(*v));
-	if (!v)
-		return IOP_ERR_NOMEM;
-	s->hosts = v;
-	v[s->n_hosts++] = (struct coll_host){(uint32_t)hash, coll_names_text(&s->names, hash)};
-	coll_state_index_hosts(s);
+	if (s->n_hosts == s->hosts_cap) {
+		void *v = s->hosts;
+		enum iop_err e = coll_table_grow(&v, sizeof(*s->hosts), &s->hosts_cap, 64,
+		                                 &s->host_slot, &s->host_slots);
+		s->hosts = v;
+		if (e)
+			return e;
+		for (uint32_t i = 0; i < s->n_hosts; i++)
+			host_put(s, i);
+	}
+	s->hosts[s->n_hosts] = (struct coll_host){(uint32_t)hash, coll_names_text(&s->names, hash)};
+	host_put(s, s->n_hosts++);
 	return IOP_OK;
-}
-
-static uint32_t host_home(uint32_t node, uint32_t slots)
-{
-	return (uint32_t)(((uint64_t)node * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & (slots - 1);
-}
-
-static void host_slot_put(struct coll_state *s, uint32_t i)
-{
-	uint32_t at = host_home(s->hosts[i].node, s->host_slots);
-	while (s->host_slot[at])
-		at = (at + 1) & (s->host_slots - 1);
-	s->host_slot[at] = i + 1;
 }
 
 void coll_state_index_hosts(struct coll_state *s)
 {
-	if (s->n_hosts * 2 > s->host_slots) { /* half full at most: grow, put all again */
-		uint32_t slots = s->host_slots ? s->host_slots : 64;
-		while (s->n_hosts * 2 > slots)
-			slots *= 2;
-		uint32_t *v = calloc(slots, sizeof(*v));
-		if (!v)
-			return;
-		free(s->host_slot);
-		s->host_slot = v;
-		s->host_slots = slots;
-		s->host_indexed = 0;
-	}
-	for (; s->host_indexed < s->n_hosts; s->host_indexed++)
-		host_slot_put(s, s->host_indexed);
+	free(s->host_slot);
+	s->hosts_cap = s->n_hosts;
+	s->host_slots = s->n_hosts * 2;
+	s->host_slot = s->host_slots ? calloc(s->host_slots, sizeof(*s->host_slot)) : NULL;
+	if (!s->host_slot)
+		s->host_slots = 0;
+	for (uint32_t i = 0; i < s->host_slots / 2; i++)
+		host_put(s, i);
 }
 
 const char *coll_state_host(const struct coll_state *s, uint32_t node)
 {
 	if (s->host_slots) {
-		for (uint32_t at = host_home(node, s->host_slots); s->host_slot[at];
-		     at = (at + 1) & (s->host_slots - 1))
-			if (s->hosts[s->host_slot[at] - 1].node == node)
-				return s->hosts[s->host_slot[at] - 1].name;
+		uint32_t at = s->host_slot[host_probe(s, node)];
+		return at ? s->hosts[at - 1].name : NULL;
 	}
-	for (uint32_t i = s->host_indexed; i < s->n_hosts; i++) /* not indexed: no memory */
+	for (uint32_t i = 0; i < s->n_hosts; i++) /* no index: no memory for one */
 		if (s->hosts[i].node == node)
 			return s->hosts[i].name;
 	return NULL;

@@ -83,12 +83,11 @@ struct coll_state {
 		uint32_t node; /* node id: the host name's hash cut to 32 bits */
 		const char *name; /* in names */
 	} *hosts;
-	uint32_t n_hosts;
-	/* node id -> index into hosts + 1 (0: empty), open addressing, for
-	 * hosts[0 .. host_indexed); coll_state_host searches the array when
-	 * that is not every host (no memory for the index) */
+	uint32_t n_hosts, hosts_cap;
+	/* their index by node id (table.h: position + 1, 0 empty; n_slots 0:
+	 * none, coll_state_host searches the array) */
 	uint32_t *host_slot;
-	uint32_t host_slots, host_indexed;
+	uint32_t host_slots;
 	struct coll_rank *ranks;
 	uint32_t n_ranks;        /* ranks[0..n_ranks) allocated; max rank seen + 1 */
 	uint64_t layer_excl_ns[IOP_LAYER__COUNT];
@@ -172,9 +171,9 @@ uint32_t coll_state_ranks_seen(const struct coll_state *s);
 uint32_t coll_state_nodes(const struct coll_state *s);
 /* The host name of a node id, or NULL. */
 const char *coll_state_host(const struct coll_state *s, uint32_t node);
-/* Indexes hosts[host_indexed .. n_hosts) for coll_state_host (add_host
- * does it; whoever fills hosts otherwise, the keyframe reader, calls it).
- * Without memory the index stays behind and lookups search. */
+/* Indexes every host anew for coll_state_host, hosts_cap being n_hosts
+ * (add_host keeps the index; whoever fills hosts otherwise, the keyframe
+ * reader, calls this). Without memory lookups search the array. */
 void coll_state_index_hosts(struct coll_state *s);
 
 #endif

@@ -25,8 +25,7 @@ static void heat_tick(const struct coll_tick *k, const struct tui_query *q, bool
 			continue;
 		uint32_t r = UINT32_MAX;
 		if (coll_key_is_node(key)) {
-			struct host_idx want = {coll_key_node_id(key), 0}, *x;
-			x = nodes->n ? bsearch(&want, nodes->v, nodes->n, sizeof want, host_idx_cmp) : NULL;
+			const struct host_idx *x = host_find(nodes->v, nodes->n, coll_key_node_id(key));
 			r = x ? x->h : UINT32_MAX;
 		} else if (key->rank < n_ranks) {
 			r = row_of[key->rank];
@@ -160,9 +159,8 @@ enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
 	 * walking every rank was 67 M steps a redraw at 65 536 ranks on 1024
 	 * nodes, tui_bench tui_heat_redraw_ms_65536) */
 	for (uint32_t k = 0; nodes.n && k < s->n_ranks; k++) {
-		struct host_idx key = {(uint32_t)s->ranks[k].node, 0};
 		const struct host_idx *x =
-		    s->ranks[k].state ? bsearch(&key, nodes.v, nodes.n, sizeof key, host_idx_cmp) : NULL;
+		    s->ranks[k].state ? host_find(nodes.v, nodes.n, (uint32_t)s->ranks[k].node) : NULL;
 		if (x)
 			row_of[k] = x->h;
 	}

@@ -19,9 +19,7 @@ struct lat_walk {
 
 static uint32_t slot_of_node(const struct lat_walk *w, uint32_t node)
 {
-	struct host_idx key = {node, 0};
-	const struct host_idx *x =
-	    w->n_node_slot ? bsearch(&key, w->node_slot, w->n_node_slot, sizeof key, host_idx_cmp) : NULL;
+	const struct host_idx *x = host_find(w->node_slot, w->n_node_slot, node);
 	return x ? x->h : UINT32_MAX;
 }
 

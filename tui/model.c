@@ -323,10 +323,15 @@ struct host_idx *host_index(const struct coll_state *s)
 	return v;
 }
 
-uint32_t host_of(const struct host_idx *v, uint32_t n, uint32_t node)
+const struct host_idx *host_find(const struct host_idx *v, uint32_t n, uint32_t node)
 {
 	struct host_idx key = {node, 0};
-	const struct host_idx *x = v ? bsearch(&key, v, n, sizeof *v, host_idx_cmp) : NULL;
+	return v && n ? bsearch(&key, v, n, sizeof *v, host_idx_cmp) : NULL;
+}
+
+uint32_t host_of(const struct host_idx *v, uint32_t n, uint32_t node)
+{
+	const struct host_idx *x = host_find(v, n, node);
 	return x ? x->h : n;
 }
 

@@ -24,6 +24,9 @@ struct host_idx {
 int host_idx_cmp(const void *x, const void *y);
 struct host_idx *host_index(const struct coll_state *s);
 uint32_t host_of(const struct host_idx *v, uint32_t n_hosts, uint32_t node);
+/* The entry of node in v (n entries sorted by host_idx_cmp: host_index's,
+ * or any such list), or NULL. */
+const struct host_idx *host_find(const struct host_idx *v, uint32_t n, uint32_t node);
 
 void acc_cell(struct acc *a, const struct coll_key *k, const struct coll_cell *c, bool last);
 /* acc_cell but the latencies (the histogram): lazy_latency's. */
