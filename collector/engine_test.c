@@ -1138,6 +1138,41 @@ static void leaf_run_as_calls(void **state)
 	pipeline_free(&p);
 }
 
+/* A long run the leaf cannot add at once (late: its tick closed before
+ * it came) goes call by call: every call late, counted, its bytes and
+ * latencies whole. */
+static void leaf_late_run(void **state)
+{
+	(void)state;
+	static uint8_t buf[65536];
+	uint64_t runs;
+	size_t len = run_frame(buf, sizeof buf, 0, true, &runs);
+	assert_int_equal(runs, 1);
+	struct pipeline p;
+	pipeline_new(&p, T0);
+	pipeline_advance(&p, T0 + 5 * SEC, false);
+	assert_int_equal(coll_leaf_frame(p.leaf, buf, len, T0 + 5 * SEC), IOP_OK);
+	pipeline_advance(&p, T0 + 20 * SEC, true);
+	const struct coll_state *s = coll_root_state(p.root);
+	assert_int_equal(s->mon.late, 100);
+	assert_int_equal(s->mon.events, 100);
+	uint64_t ops = 0, bytes = 0, hist = 0;
+	for (int64_t t = (int64_t)(T0 / SEC); t < (int64_t)(T0 / SEC) + 20; t++) {
+		const struct coll_tick *k = coll_state_tick(s, t);
+		struct coll_key r0 = coll_key_rank(0, IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+		const struct coll_cell *c = k ? coll_tick_find(k, &r0) : NULL;
+		if (c) {
+			ops += c->ops;
+			bytes += c->bytes;
+			hist += c->hist.count;
+		}
+	}
+	assert_int_equal(ops, 100);
+	assert_int_equal(bytes, 100 * 4096);
+	assert_int_equal(hist, 100);
+	pipeline_free(&p);
+}
+
 /* Frame seq of process 9 with two 8-byte writes (events so far: 2 per
  * frame up to this one) from base, FINAL when final. */
 static size_t seq_frame_at(uint8_t *buf, size_t cap, uint64_t seq, bool final, uint64_t base)
@@ -1789,6 +1824,7 @@ int main(void)
 		cmocka_unit_test(leaf_flush_marks_gone),
 		cmocka_unit_test(leaf_huge_duration),
 		cmocka_unit_test(leaf_run_as_calls),
+		cmocka_unit_test(leaf_late_run),
 		cmocka_unit_test(leaf_final_overtakes),
 		cmocka_unit_test(leaf_final_copy_once),
 		cmocka_unit_test(rank_dist_exact),

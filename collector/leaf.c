@@ -16,6 +16,7 @@
 
 #define RING 64 /* open ticks at most; events further ahead are clamped */
 #define MEMO   16 /* rows_memo entries (h >> 28 picks one) */
+#define RUN_BUCKETS 256 /* a long run's histogram buckets held (frame.h), on average */
 #define DIRECT 4  /* calls of an entry added to its rows directly, before its acc */
 
 /* What one call adds to each of its rows. */
@@ -65,8 +66,13 @@ struct coll_leaf {
 		struct iop_inflight *inflight;
 		struct iop_event *events;
 		struct coll_counter *grown; /* take_counters(): the counters that grew */
-		uint32_t n_names, n_counters, n_inflight, n_events, n_grown;
+		struct iop_run_whole *runs; /* long runs decoded whole (frame.h) */
+		uint32_t *bk;               /* their histograms' buckets */
+		struct iop_event *calls;    /* one of them call by call (add_whole) */
+		uint32_t n_names, n_counters, n_inflight, n_events, n_grown, n_runs, n_bk, n_calls;
 	} scratch;
+	struct iop_runs_out runs; /* the frame's long runs, in order */
+	uint32_t slots;           /* entries of scratch.events: calls, a long run one */
 };
 
 void coll_leaf_cfg_default(struct coll_leaf_cfg *cfg)
@@ -149,6 +155,9 @@ void coll_leaf_free(struct coll_leaf *l)
 	free(l->scratch.inflight);
 	free(l->scratch.events);
 	free(l->scratch.grown);
+	free(l->scratch.runs);
+	free(l->scratch.bk);
+	free(l->scratch.calls);
 	free(l->acc_buckets);
 	coll_names_free(&l->names);
 	iop_mounts_free(&l->mounts);
@@ -548,18 +557,27 @@ static inline bool has_pattern(const struct rows_memo *m, const struct iop_event
 	       (ev->flags & IOP_EV_BYTES);
 }
 
+/* The counter m's calls' patterns go to (NULL when it cannot be made),
+ * kept in the memo while the process's counters stay where they are. */
+static inline struct proc_counter *memo_counter(struct proc *p, struct rows_memo *m,
+                                                const struct iop_event *ev, unsigned cls)
+{
+	if (!m->pc || m->pc_of != p->ctr || m->pc_slots != p->ctr_slots) {
+		m->pc = proc_pattern_counter(p, ev->file, ev->layer, cls);
+		m->pc_of = p->ctr;
+		m->pc_slots = p->ctr_slots;
+	}
+	return m->pc;
+}
+
 /* Its pattern (pattern.h) into k, through the counter kept in the memo:
  * a lookup per call was a fifth of the leaf's time. */
 static inline void take_pattern(struct proc *p, struct rows_memo *m, const struct iop_event *ev,
                                 unsigned cls, struct call *k)
 {
 	k->seq_known = true;
-	if (!m->pc || m->pc_of != p->ctr || m->pc_slots != p->ctr_slots) {
-		m->pc = proc_pattern_counter(p, ev->file, ev->layer, cls);
-		m->pc_of = p->ctr;
-		m->pc_slots = p->ctr_slots;
-	}
-	k->pattern = m->pc ? proc_pattern_at(p, m->pc, ev->offset, ev->bytes) : COLL_PAT_RANDOM;
+	k->pattern = memo_counter(p, m, ev, cls) ? proc_pattern_at(p, m->pc, ev->offset, ev->bytes)
+	                                         : COLL_PAT_RANDOM;
 }
 
 static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_event *ev)
@@ -661,13 +679,85 @@ static bool add_run(struct coll_leaf *l, struct proc *p, const struct iop_event 
 	return true;
 }
 
+/* The calls of a long run decoded whole (w; ev: its first, IOP_EV_WHOLE)
+ * when they lie in one open tick: add_run's sums from the run's own (its
+ * count, bytes, histogram, offsets at its stride), no call looked at.
+ * False, nothing done, when the run does not fit in one open tick or its
+ * rows cannot be had. */
+static bool add_run_whole(struct coll_leaf *l, struct proc *p, const struct iop_event *ev,
+                          const struct iop_run_whole *w)
+{
+	const uint64_t last_end = w->first_end + w->span, began = w->first_end - w->hist.min;
+	bool late;
+	struct coll_delta *d = event_delta(l, last_end, &late);
+	uint64_t own = (uint64_t)d->tick.t * l->cfg.tick_ns;
+	if (late || began < own || last_end - own > l->cfg.tick_ns)
+		return false;
+	unsigned cls = iop_op_class(ev->op);
+	struct rows_memo *m = event_rows(l, p, d, ev, cls);
+	if (!m->gen)
+		return false;
+	const uint64_t n = w->count;
+	m->calls += w->count;
+	d->mon.events += n;
+	struct coll_cell *a = &m->acc;
+	a->ops += n;
+	a->time_ns += w->hist.sum;
+	a->excl_ns += w->hist.sum;
+	if (ev->flags & IOP_EV_BYTES) {
+		a->bytes += n * ev->bytes;
+		a->size_ops[coll_size_class(ev->bytes)] += n;
+	}
+	if (ev->op == IOP_OP_READ_COLL || ev->op == IOP_OP_WRITE_COLL)
+		a->coll_ops += n;
+	(void)iop_hist_merge(&a->hist, &w->hist); /* an acc holds every bucket */
+	if (has_pattern(m, ev, cls)) {
+		uint64_t got[COLL_PAT__COUNT] = {0};
+		if (!memo_counter(p, m, ev, cls) ||
+		    !proc_pattern_run(p, m->pc, w->first_offset, w->stride, ev->bytes, n, got))
+			got[COLL_PAT_RANDOM] = n;
+		a->off_ops += n;
+		a->consec_ops += got[COLL_PAT_CONSEC];
+		a->fwd_ops += got[COLL_PAT_SEQ];
+		a->stride_ops += got[COLL_PAT_STRIDE];
+	}
+	uint64_t *until = &p->busy_until[ev->layer][cls];
+	uint64_t from = began > *until ? began : *until;
+	if (last_end > from && m->row[0] != UINT32_MAX) {
+		uint64_t span = last_end - from;
+		d->tick.cell[m->row[0]].busy_ns += w->hist.sum < span ? w->hist.sum : span;
+	}
+	if (last_end > *until)
+		*until = last_end;
+	return true;
+}
+
+/* A long run decoded whole: at once, or (late, across ticks, rows out of
+ * memory) call by call as any run (decode() made room for its calls). */
+static void add_whole(struct coll_leaf *l, struct proc *p, const struct iop_event *ev,
+                      const struct iop_run_whole *w)
+{
+	if (add_run_whole(l, p, ev, w))
+		return;
+	struct iop_event *c = l->scratch.calls;
+	iop_run_whole_calls(ev, w, c);
+	if (add_run(l, p, c, w->count))
+		return;
+	for (uint32_t i = 0; i < w->count; i++)
+		add_event(l, p, &c[i]);
+}
+
 /* The events of a frame of p; nothing waits in the memo after. */
 static void add_events(struct coll_leaf *l, struct proc *p, const struct iop_frame_out *f)
 {
 	enum { AHEAD = 4 }; /* events: ~100 ns each, about a cache miss */
-	uint32_t n = f->frame.n_events;
+	uint32_t n = l->slots, whole = 0;
 	const struct iop_event *ev = f->events;
 	for (uint32_t i = 0; i < n; i++) {
+		if (ev[i].flags & IOP_EV_WHOLE) {
+			add_whole(l, p, &ev[i], &l->runs.run[whole++]);
+			continue;
+		}
 		/* a run record's calls at once (the decoder checked its count) */
 		uint32_t run = ev[i].run_calls;
 		if (run > 1 && run <= n - i && add_run(l, p, &ev[i], run)) {
@@ -819,8 +909,25 @@ static enum iop_err decode(struct coll_leaf *l, const uint8_t *buf, size_t len,
 		e = iop_frame_counter(fr, &s->counters[i]);
 	for (uint32_t i = 0; !e && i < f->n_inflight; i++)
 		e = iop_frame_inflight(fr, &s->inflight[i]);
+	/* long runs whole (add_whole): room for as many as the frame can
+	 * hold, and RUN_BUCKETS buckets each for their durations; a run past
+	 * that room comes call by call */
+	uint32_t runs = f->n_events / (IOP_RUN_EXACT_MAX + 1) + 1;
+	if (!e && (!scratch((void **)&s->runs, &s->n_runs, runs, sizeof(*s->runs)) ||
+	           !scratch((void **)&s->bk, &s->n_bk, runs * RUN_BUCKETS, sizeof(*s->bk))))
+		return IOP_ERR_NOMEM;
+	l->runs = (struct iop_runs_out){.run = s->runs, .cap = runs, .bk = s->bk,
+	                                .bk_cap = (size_t)runs * RUN_BUCKETS};
+	l->slots = 0;
 	if (!e)
-		e = iop_frame_events(fr, s->events, f->n_events);
+		e = iop_frame_events_whole(fr, s->events, f->n_events, &l->runs, &l->slots);
+	/* a run that cannot be taken whole comes call by call: room for the
+	 * longest, now, before anything is taken */
+	uint32_t longest = 0;
+	for (uint32_t i = 0; !e && i < l->runs.n; i++)
+		longest = s->runs[i].count > longest ? s->runs[i].count : longest;
+	if (!e && !scratch((void **)&s->calls, &s->n_calls, longest, sizeof(*s->calls)))
+		return IOP_ERR_NOMEM;
 	return e ? e : iop_frame_close(fr);
 }
 

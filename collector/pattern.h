@@ -54,6 +54,31 @@ static inline enum coll_pattern coll_pat_next(struct coll_pat *s, uint64_t offse
 	return p;
 }
 
+/* coll_pat_next for the n calls of a run (common/frame.h): at offset,
+ * offset + stride, ... (wrapping as uint64_t), each moving bytes; the
+ * calls of each pattern added to got[]. From the third call on, a run's
+ * calls all stand to the call before as the third does, so it takes three
+ * steps and a count, unless an offset or its end would wrap (a run no real
+ * call makes): then call by call. */
+static inline void coll_pat_run(struct coll_pat *s, uint64_t offset, uint64_t stride,
+                                uint64_t bytes, uint64_t n, uint64_t got[COLL_PAT__COUNT])
+{
+	__int128 step = (int64_t)stride, first = offset,
+	         last = first + step * (__int128)(n ? n - 1 : 0), top = (__int128)UINT64_MAX - bytes;
+	bool wraps = bytes > UINT64_MAX - offset || last < 0 || last > top;
+	uint64_t i = 0, at = offset;
+	enum coll_pattern p = COLL_PAT_RANDOM;
+	for (; i < n && (i < 3 || wraps); i++, at += stride)
+		got[p = coll_pat_next(s, at, bytes)]++;
+	if (i == n)
+		return;
+	uint64_t more = n - i, end_at = offset + stride * (n - 1);
+	got[p] += more;
+	s->n[p] += more;
+	s->start = end_at;
+	s->end = end_at + bytes;
+}
+
 /* The pattern's name in the summary and the docs: "consecutive",
  * "sequential", "strided", "random"; the short one ("cons", "seq",
  * "strd", "rand") in the dashboard. */

@@ -2,6 +2,7 @@
  * (process, file, layer, class) in the leaf's counters (proc.h). */
 #include "test_util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "events.h"
@@ -131,10 +132,44 @@ static void names(void **state)
 	assert_string_equal(coll_pat_short(COLL_PAT_RANDOM), "rand");
 }
 
+/* A run's calls at once (coll_pat_run) come out as call by call: state
+ * and counts, from any state before, at any stride (backward, zero,
+ * overlapping, at the edge of the offsets). */
+static void a_run_at_once(void **state)
+{
+	(void)state;
+	static const uint64_t strides[] = {0, 1, KIB, 2 * KIB, 3 * KIB, KIB - 1, (uint64_t)-KIB,
+	                                   (uint64_t)-1, UINT64_C(1) << 63};
+	static const uint64_t offsets[] = {0, KIB, 7 * KIB + 5, UINT64_MAX - 10 * KIB,
+	                                   UINT64_MAX - KIB};
+	static const uint64_t sizes[] = {0, KIB, 2 * KIB};
+	unsigned seen = 0;
+	srand(11);
+	for (int round = 0; round < 4000; round++) {
+		struct coll_pat a = {0};
+		for (int k = rand() % 3; k > 0; k--) { /* a state before the run */
+			(void)coll_pat_next(&a, (uint64_t)(rand() % 16) * KIB, KIB);
+		}
+		struct coll_pat b = a;
+		uint64_t off = offsets[rand() % 5], st = strides[rand() % 9], by = sizes[rand() % 3];
+		uint64_t n = 1 + (uint64_t)(rand() % 40);
+		uint64_t got[COLL_PAT__COUNT] = {0}, want[COLL_PAT__COUNT] = {0};
+		coll_pat_run(&a, off, st, by, n, got);
+		for (uint64_t i = 0; i < n; i++)
+			want[coll_pat_next(&b, off + i * st, by)]++;
+		assert_memory_equal(got, want, sizeof got);
+		assert_memory_equal(&a, &b, sizeof a);
+		for (int p = 0; p < COLL_PAT__COUNT; p++)
+			seen |= (want[p] > 3) << p;
+	}
+	assert_int_equal(seen, 15); /* runs of every pattern were tried */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(first_call_of_a_file),
+	    cmocka_unit_test(a_run_at_once),
 	    cmocka_unit_test(consecutive),
 	    cmocka_unit_test(interleaved_strided),
 	    cmocka_unit_test(stride_change),

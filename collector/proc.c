@@ -208,17 +208,34 @@ enum coll_pattern proc_pattern(struct proc *p, uint32_t file, unsigned layer, un
 	return s ? proc_pattern_at(p, s, offset, bytes) : COLL_PAT_RANDOM;
 }
 
-enum coll_pattern proc_pattern_at(struct proc *p, struct proc_counter *s, uint64_t offset,
-                                  uint64_t bytes)
+/* s marked as changed since sent; false when it cannot be (no memory). */
+static bool pattern_dirty(struct proc *p, struct proc_counter *s)
 {
 	if (!s->pat_dirty) {
 		if (coll_array_room((void **)&p->dirty, sizeof(*p->dirty), p->n_dirty,
 		                    &p->cap_dirty, 16))
-			return COLL_PAT_RANDOM;
+			return false;
 		p->dirty[p->n_dirty++] = s->key;
 		s->pat_dirty = true;
 	}
+	return true;
+}
+
+enum coll_pattern proc_pattern_at(struct proc *p, struct proc_counter *s, uint64_t offset,
+                                  uint64_t bytes)
+{
+	if (!pattern_dirty(p, s))
+		return COLL_PAT_RANDOM;
 	return coll_pat_next(&s->pat, offset, bytes);
+}
+
+bool proc_pattern_run(struct proc *p, struct proc_counter *s, uint64_t offset, uint64_t stride,
+                      uint64_t bytes, uint64_t n, uint64_t got[COLL_PAT__COUNT])
+{
+	if (!pattern_dirty(p, s))
+		return false;
+	coll_pat_run(&s->pat, offset, stride, bytes, n, got);
+	return true;
 }
 
 bool proc_take_pattern(struct proc *p, struct coll_counter *out)

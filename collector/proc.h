@@ -135,6 +135,11 @@ struct proc_counter *proc_pattern_counter(struct proc *p, uint32_t file, unsigne
                                           unsigned cls);
 enum coll_pattern proc_pattern_at(struct proc *p, struct proc_counter *s, uint64_t offset,
                                   uint64_t bytes);
+/* proc_pattern_at for the n calls of a run (coll_pat_run): each
+ * pattern's calls added to got[]; false, nothing counted, when the
+ * counter cannot be marked for sending (no memory). */
+bool proc_pattern_run(struct proc *p, struct proc_counter *s, uint64_t offset, uint64_t stride,
+                      uint64_t bytes, uint64_t n, uint64_t got[COLL_PAT__COUNT]);
 
 /* The next counter whose pattern counts changed since it was last sent,
  * as the leaf sends counters (absolute, with its pattern counts); false

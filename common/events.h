@@ -67,6 +67,11 @@ enum {
 	                              evenly between the run's first and last,
 	                              its duration comes from the run's histogram
 	                              when the run is long (docs/wire-format.md) */
+	IOP_EV_WHOLE = 1u << 7,    /* the first call of a long run decoded whole
+	                              (iop_frame_events_whole, common/frame.h):
+	                              the run's other calls are not in the events
+	                              after it; its struct iop_run_whole says
+	                              what they are. Never on the wire. */
 };
 
 /* One completed I/O call. Times are nanoseconds since the Unix epoch (the

@@ -523,17 +523,57 @@ enum iop_err iop_frame_event(struct iop_frame *f, struct iop_event *ev)
 	return done(f, iop_ev_load(&f->c, &f->pred, ev));
 }
 
-enum iop_err iop_frame_events(struct iop_frame *f, struct iop_event *ev, uint32_t n)
+/* The open run (nothing of it handed out yet) into ev[0] and out's next
+ * run, whole, when it is long, fits in room calls and out has room for it;
+ * the calls taken (0: none). */
+static uint32_t run_whole(struct iop_frame *f, struct iop_event *ev, uint32_t room,
+                          struct iop_runs_out *out)
 {
+	const struct iop_run_r *r = &f->run;
+	const struct iop_hist *h = &r->hist;
+	size_t nb = (size_t)(h->hi - h->lo);
+	if (!out || r->i != 0 || r->count <= IOP_RUN_EXACT_MAX || r->count > room ||
+	    out->n >= out->cap || out->bk_cap - out->bk_used < nb)
+		return 0;
+	struct iop_run_whole *w = &out->run[out->n++];
+	*w = (struct iop_run_whole){.first_end = r->first_end, .span = r->span,
+	                            .first_offset = r->first_offset, .stride = r->stride,
+	                            .count = r->count, .hist = *h};
+	w->hist.bucket = out->bk + out->bk_used;
+	w->hist.borrowed = 1;
+	memcpy(w->hist.bucket, h->bucket, nb * sizeof *h->bucket);
+	out->bk_used += nb;
+	iop_run_next(&f->run, ev);
+	ev->flags |= IOP_EV_WHOLE;
+	f->run.i = f->run.count;
+	f->left -= r->count;
+	settle(f);
+	return w->count;
+}
+
+/* n calls into ev; *slots: the entries of ev written, one a call but
+ * for a run taken whole (out). */
+static enum iop_err events(struct iop_frame *f, struct iop_event *ev, uint32_t n,
+                           struct iop_runs_out *out, uint32_t *slots)
+{
+	*slots = 0;
 	if (n == 0)
 		return IOP_OK;
 	enum iop_err err = take(f, S_EVENTS);
 	if (err != IOP_OK)
 		return err;
-	uint32_t want = n < f->left ? n : f->left, i = 0;
+	uint32_t want = n < f->left ? n : f->left, i = 0, j = 0;
 	while (i < want) {
 		if (f->run.i < f->run.count) {
-			i += run_calls(f, ev + i, want - i);
+			uint32_t k = run_whole(f, ev + j, want - i, out);
+			if (k) {
+				i += k;
+				j++;
+			} else {
+				k = run_calls(f, ev + j, want - i);
+				i += k;
+				j += k;
+			}
 			continue;
 		}
 		if (run_next(f)) {
@@ -542,15 +582,30 @@ enum iop_err iop_frame_events(struct iop_frame *f, struct iop_event *ev, uint32_
 			continue;
 		}
 		/* plain events up to the next run record (or the first error) */
-		uint32_t got = iop_ev_load_n(&f->c, &f->pred, ev + i, want - i,
+		uint32_t got = iop_ev_load_n(&f->c, &f->pred, ev + j, want - i,
 		                             f->version >= 3, &err);
 		f->left -= got;
 		i += got;
+		j += got;
+		*slots = j;
 		if (err != IOP_OK)
 			return done(f, err);
 		settle(f);
 	}
+	*slots = j;
 	return want < n ? IOP_ERR_STATE : IOP_OK; /* asked past the last event */
+}
+
+enum iop_err iop_frame_events(struct iop_frame *f, struct iop_event *ev, uint32_t n)
+{
+	uint32_t slots;
+	return events(f, ev, n, NULL, &slots);
+}
+
+enum iop_err iop_frame_events_whole(struct iop_frame *f, struct iop_event *ev, uint32_t n,
+                                    struct iop_runs_out *out, uint32_t *slots)
+{
+	return events(f, ev, n, out, slots);
 }
 
 enum iop_err iop_frame_close(struct iop_frame *f)

@@ -232,6 +232,42 @@ static inline void iop_frame_run_pos(const struct iop_frame *f, uint32_t *i, uin
 	*n = f->run.count;
 }
 
+/* A run of more than IOP_RUN_EXACT_MAX calls decoded whole: what its
+ * calls are besides what its first call (IOP_EV_WHOLE) shares with them.
+ * Handed out call by call (iop_run_whole_calls), call i ends at first_end
+ * + span * i / (count - 1), is at first_offset + i * stride (IOP_EV_OFFSET)
+ * and lasted a duration of hist (count, sum, min, max and buckets exact;
+ * the first min, the last max). */
+struct iop_run_whole {
+	uint64_t first_end, span, first_offset, stride;
+	uint32_t count;
+	struct iop_hist hist; /* borrows its buckets from the caller's memory */
+};
+
+/* Where iop_frame_events_whole puts long runs: cap runs, and bk_cap
+ * bucket counts for their histograms (the caller's; a run that finds no
+ * room in either is handed out call by call, as iop_frame_events does). */
+struct iop_runs_out {
+	struct iop_run_whole *run;
+	uint32_t cap, n;
+	uint32_t *bk;
+	size_t bk_cap, bk_used;
+};
+
+/* iop_frame_events for a receiver that takes a long run's calls together
+ * (their sums and histogram, not each call): a run record of more than
+ * IOP_RUN_EXACT_MAX calls, whole within the n calls asked, takes one
+ * entry of ev, its first call flagged IOP_EV_WHOLE (run_calls its count),
+ * and out->run[k] has the rest (k counting such runs in order from out->n
+ * as it was); every other call one entry. *slots: the entries written.
+ * Every check and error is iop_frame_events'. */
+enum iop_err iop_frame_events_whole(struct iop_frame *f, struct iop_event *ev, uint32_t n,
+                                    struct iop_runs_out *out, uint32_t *slots);
+/* The calls of a run decoded whole (first: its IOP_EV_WHOLE event) into
+ * ev[0 .. w->count), as iop_frame_events hands them out. */
+void iop_run_whole_calls(const struct iop_event *first, const struct iop_run_whole *w,
+                         struct iop_event *ev);
+
 /* Caller-provided arrays for iop_frame_decode; *_cap is each array's length.
  * A frame with more records than an array holds is OVERSIZED. */
 struct iop_frame_out {

@@ -145,6 +145,8 @@ static void at_bucket(struct iop_run_r *r, unsigned b)
 /* The durations of a long run: its histogram, checked against the run;
  * the residual its sum leaves after every duration at its bucket's
  * middle (the first at min, the last at max). */
+static void begin_hist(struct iop_run_r *r);
+
 static enum iop_err open_hist(struct iop_rcur *c, struct iop_run_r *r)
 {
 	iop_hist_init(&r->hist);
@@ -158,6 +160,15 @@ static enum iop_err open_hist(struct iop_rcur *c, struct iop_run_r *r)
 	if (h->max > r->first_end || (unsigned __int128)h->sum < (unsigned __int128)h->min * h->count ||
 	    (unsigned __int128)h->sum > (unsigned __int128)h->max * h->count)
 		return IOP_ERR_MALFORMED;
+	begin_hist(r);
+	return IOP_OK;
+}
+
+/* The durations of a long run whose histogram r->hist holds (checked):
+ * from the first. */
+static void begin_hist(struct iop_run_r *r)
+{
+	const struct iop_hist *h = &r->hist;
 	__int128 base = 0;
 	for (unsigned b = h->lo; b < h->hi; b++)
 		base += (__int128)mid_in(h, b) * bucket_count(r, b);
@@ -165,12 +176,24 @@ static enum iop_err open_hist(struct iop_rcur *c, struct iop_run_r *r)
 	base += (__int128)h->max - mid_in(h, iop_hist_bucket(h->max));
 	r->resid = (__int128)h->sum - base;
 	at_bucket(r, iop_hist_bucket(h->min));
-	return IOP_OK;
 }
 
 static uint64_t end_of(const struct iop_run_r *r, uint32_t i)
 {
 	return r->first_end + (uint64_t)((unsigned __int128)r->span * i / (r->count - 1));
+}
+
+/* The ends of a run's calls, from the first. */
+static void begin_ends(struct iop_run_r *r, uint64_t first_end, uint64_t span, uint32_t count)
+{
+	r->count = count;
+	r->i = 0;
+	r->first_end = first_end;
+	r->span = span;
+	r->next_end = first_end;
+	r->step = span / (count - 1);
+	r->rem = span % (count - 1);
+	r->acc = 0;
 }
 
 enum iop_err iop_run_open(struct iop_rcur *c, struct iop_ev_pred *p, uint32_t left,
@@ -212,14 +235,7 @@ enum iop_err iop_run_open(struct iop_rcur *c, struct iop_ev_pred *p, uint32_t le
 		                    r->first_offset + (count - 1) * r->stride + ev->bytes);
 	if (c->err != IOP_OK)
 		return c->err;
-	r->count = (uint32_t)count;
-	r->i = 0;
-	r->first_end = end - span;
-	r->span = span;
-	r->next_end = r->first_end;
-	r->step = span / (count - 1);
-	r->rem = span % (count - 1);
-	r->acc = 0;
+	begin_ends(r, end - span, span, (uint32_t)count);
 	if (count > IOP_RUN_EXACT_MAX)
 		return open_hist(c, r);
 	for (uint32_t i = 0; i < count; i++) {
@@ -271,4 +287,20 @@ void iop_run_next(struct iop_run_r *r, struct iop_event *ev)
 	ev->offset = r->ev.flags & IOP_EV_OFFSET ? r->first_offset + r->i * r->stride : 0;
 	ev->dur_ns = r->count <= IOP_RUN_EXACT_MAX ? r->dur[r->i] : next_hist_dur(r);
 	r->i++;
+}
+
+void iop_run_whole_calls(const struct iop_event *first, const struct iop_run_whole *w,
+                         struct iop_event *ev)
+{
+	struct iop_run_r r; /* its bk (~5 KiB) unused: the buckets are w's */
+	r.ev = *first;
+	r.ev.flags &= (uint8_t)~IOP_EV_WHOLE;
+	r.ev.run_calls = 0;
+	r.first_offset = w->first_offset;
+	r.stride = w->stride;
+	begin_ends(&r, w->first_end, w->span, w->count);
+	r.hist = w->hist;
+	begin_hist(&r);
+	for (uint32_t i = 0; i < w->count; i++)
+		iop_run_next(&r, &ev[i]);
 }

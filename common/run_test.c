@@ -20,6 +20,67 @@ static const struct iop_frame_hdr hdr = {
 #define T0    hdr.base_ns
 #define SPLIT 100000000u /* 100 ms */
 
+static void same_event(const struct iop_event *a, const struct iop_event *b)
+{
+	assert_int_equal(a->end_ns, b->end_ns);
+	assert_int_equal(a->dur_ns, b->dur_ns);
+	assert_int_equal(a->offset, b->offset);
+	assert_int_equal(a->bytes, b->bytes);
+	assert_int_equal(a->file, b->file);
+	assert_int_equal(a->site, b->site);
+	assert_int_equal(a->thread, b->thread);
+	assert_int_equal(a->run_calls, b->run_calls);
+	assert_int_equal(a->layer, b->layer);
+	assert_int_equal(a->op, b->op);
+	assert_int_equal(a->flags, b->flags);
+}
+
+/* The frame decoded with long runs whole (runs: room for that many,
+ * bk: for that many bucket counts) gives the calls iop_frame_events gives,
+ * each whole run's iop_run_whole_calls those of its place; the runs
+ * decoded whole. Errors as iop_frame_events'. */
+static uint32_t whole_agrees(const uint8_t *buf, size_t len, enum iop_err want,
+                             const struct iop_event *calls, uint32_t runs, size_t bk)
+{
+	struct iop_frame f;
+	enum iop_err err = iop_frame_open(&f, buf, len, &key);
+	uint32_t n = err == IOP_OK ? f.n_events : 0;
+	struct iop_event *ev = calloc(n + 1, sizeof *ev), *one = calloc(n + 1, sizeof *one);
+	struct iop_run_whole *w = calloc(runs + 1, sizeof *w);
+	uint32_t *b = calloc(bk + 1, sizeof *b);
+	assert_true(ev && one && w && b);
+	struct iop_runs_out out = {.run = w, .cap = runs, .bk = b, .bk_cap = bk};
+	uint32_t slots = 0;
+	if (err == IOP_OK)
+		err = iop_frame_events_whole(&f, ev, n, &out, &slots);
+	if (err == IOP_OK)
+		err = iop_frame_close(&f);
+	assert_int_equal(err, want);
+	uint32_t k = 0, i = 0;
+	for (uint32_t s = 0; want == IOP_OK && s < slots; s++) {
+		assert_true(i < n);
+		if (!(ev[s].flags & IOP_EV_WHOLE)) {
+			same_event(&ev[s], &calls[i++]);
+			continue;
+		}
+		assert_true(k < out.n);
+		assert_true(ev[s].run_calls > IOP_RUN_EXACT_MAX && ev[s].run_calls <= n - i);
+		assert_int_equal(w[k].count, ev[s].run_calls);
+		iop_run_whole_calls(&ev[s], &w[k++], one);
+		for (uint32_t j = 0; j < ev[s].run_calls; j++)
+			same_event(&one[j], &calls[i + j]);
+		i += ev[s].run_calls;
+	}
+	assert_int_equal(k, out.n);
+	if (want == IOP_OK)
+		assert_int_equal(i, n);
+	free(ev);
+	free(one);
+	free(w);
+	free(b);
+	return k;
+}
+
 struct coded {
 	uint8_t buf[IOP_FRAME_MAX_LEN];
 	size_t len;
@@ -56,6 +117,18 @@ static void code(struct coded *c, const struct iop_event *ev, uint32_t n, size_t
 	c->runs = e.runs;
 	assert_int_equal(iop_frame_decode(c->buf, c->len, &key, &c->out), IOP_OK);
 	assert_int_equal(c->out.frame.n_events, i);
+	/* long runs decoded whole: the same calls; with no room for them,
+	 * every run call by call */
+	uint32_t whole = whole_agrees(c->buf, c->len, IOP_OK, c->ev, (uint32_t)c->runs,
+	                              (size_t)c->runs * IOP_HIST_BUCKETS);
+	assert_true(whole <= c->runs);
+	uint32_t long_runs = 0;
+	for (uint32_t k = 0; k < i; k++)
+		long_runs += c->ev[k].run_calls > IOP_RUN_EXACT_MAX;
+	assert_int_equal(whole, long_runs);
+	assert_int_equal(whole_agrees(c->buf, c->len, IOP_OK, c->ev, 0, 0), 0);
+	if (whole > 1)
+		assert_int_equal(whole_agrees(c->buf, c->len, IOP_OK, c->ev, 1, IOP_HIST_BUCKETS), 1);
 }
 
 static struct iop_event write_at(uint64_t end, uint64_t dur, uint64_t off, uint64_t bytes)
@@ -303,11 +376,14 @@ static enum iop_err decode_raw(const uint8_t *raw, size_t n, uint32_t calls, uin
 	/* the call-by-call reader agrees */
 	struct iop_frame f;
 	enum iop_err one = iop_frame_open(&f, buf, len, &key);
+	struct iop_event tmp;
 	for (uint32_t i = 0; one == IOP_OK && i < calls; i++)
-		one = iop_frame_event(&f, &c->ev[0]);
+		one = iop_frame_event(&f, &tmp);
 	if (one == IOP_OK)
 		one = iop_frame_close(&f);
 	assert_int_equal(one, err);
+	/* and the reader of long runs whole */
+	(void)whole_agrees(buf, len, err, c->ev, 8, 8 * IOP_HIST_BUCKETS);
 	free(c);
 	return err;
 }

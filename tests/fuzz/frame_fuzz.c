@@ -126,10 +126,66 @@ static void round_trip(const struct decoded *a)
 		check(same_event(&a->events[i], &b->events[i]));
 }
 
+/* The same frame read with long runs whole (iop_frame_events_whole, as
+ * the leaf reads): the same verdict, and each run decoded whole gives
+ * back (iop_run_whole_calls) the calls the call-by-call reader gave. Room
+ * for fewer buckets than a frame's runs can hold, so some runs come call
+ * by call in the same read. */
+static void whole_agrees(const uint8_t *buf, size_t len, enum iop_err verdict,
+                         const struct decoded *d)
+{
+	enum { RUNS = CAP_EVENTS / (IOP_RUN_EXACT_MAX + 1) + 1, BK = 1 << 16 };
+	static struct iop_run_whole run[RUNS];
+	static uint32_t bk[BK];
+	static struct iop_event ev[CAP_EVENTS], calls[CAP_EVENTS];
+	struct iop_frame f;
+	enum iop_err err = iop_frame_open(&f, buf, len, &fuzz_key);
+	if (err == IOP_OK && (f.n_names > CAP_NAMES || f.n_counters > CAP_COUNTERS ||
+	                      f.n_inflight > CAP_INFLIGHT || f.n_events > CAP_EVENTS))
+		err = IOP_ERR_OVERSIZED;
+	struct iop_name nm;
+	struct iop_counter ct;
+	struct iop_inflight fl;
+	for (uint32_t i = 0; err == IOP_OK && i < f.n_names; i++)
+		err = iop_frame_name(&f, &nm);
+	for (uint32_t i = 0; err == IOP_OK && i < f.n_counters; i++)
+		err = iop_frame_counter(&f, &ct);
+	for (uint32_t i = 0; err == IOP_OK && i < f.n_inflight; i++)
+		err = iop_frame_inflight(&f, &fl);
+	struct iop_runs_out out = {.run = run, .cap = RUNS, .bk = bk, .bk_cap = BK};
+	uint32_t slots = 0;
+	if (err == IOP_OK)
+		err = iop_frame_events_whole(&f, ev, f.n_events, &out, &slots);
+	if (err == IOP_OK)
+		err = iop_frame_close(&f);
+	check(err == verdict);
+	if (err != IOP_OK)
+		return;
+	uint32_t at = 0, k = 0;
+	for (uint32_t s = 0; s < slots; s++) {
+		if (!(ev[s].flags & IOP_EV_WHOLE)) {
+			check(at < f.n_events && same_event(&ev[s], &d->events[at]) &&
+			      ev[s].run_calls == d->events[at].run_calls);
+			at++;
+			continue;
+		}
+		check(k < out.n && run[k].count == ev[s].run_calls &&
+		      ev[s].run_calls > IOP_RUN_EXACT_MAX && ev[s].run_calls <= f.n_events - at);
+		iop_run_whole_calls(&ev[s], &run[k++], calls);
+		for (uint32_t j = 0; j < ev[s].run_calls; j++)
+			check(same_event(&calls[j], &d->events[at + j]) &&
+			      calls[j].run_calls == d->events[at + j].run_calls);
+		at += ev[s].run_calls;
+	}
+	check(at == f.n_events && k == out.n);
+}
+
 static void try_decode(const uint8_t *buf, size_t len)
 {
 	struct decoded *d = decoded_get(0);
-	if (iop_frame_decode(buf, len, &fuzz_key, &d->out) == IOP_OK)
+	enum iop_err verdict = iop_frame_decode(buf, len, &fuzz_key, &d->out);
+	whole_agrees(buf, len, verdict, d);
+	if (verdict == IOP_OK)
 		round_trip(d);
 }
 
