@@ -304,9 +304,40 @@ def late_job(a, tmp):
     cmd = iopulse_run_h1(a, ["--headless", "--summary-json", summary, "--alerts", alerts, "--"]) \
         + launch + [a.late, "-d", data, "-n", str(LATE_CALLS)]
     t0 = time.time()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        # Seen once in CI (stop 30), not since: say where every process of
+        # the job is before failing, for the next one to read.
+        stuck(proc, a.late)
+        raise SystemExit(f"FAIL: iopulse run -- {os.path.basename(a.mpirun)} of "
+                         f"late-collective did not end in 120 s (above: where it was)")
+    p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     check_late(os.path.basename(a.mpirun), p, summary, alerts, "/tmp", time.time() - t0)
     shutil.rmtree(data, ignore_errors=True)
+
+
+def stuck(proc, program):
+    """Prints the state of a job that did not end: its processes (state,
+    kernel wait channel, command), every thread's stack of the program's
+    and of iopulse's (gdb), then kills it and prints what it had written."""
+    ps = subprocess.run(["ps", "-e", "-o", "pid,ppid,stat,etime,wchan:24,args"],
+                        capture_output=True, text=True).stdout.splitlines()
+    mine = [line for line in ps[1:] if program in line or "iopulse" in line
+            or "orted" in line or "prted" in line or "mpirun" in line]
+    print("still running:\n  " + "\n  ".join([ps[0]] + mine), file=sys.stderr)
+    gdb = shutil.which("gdb")
+    for line in mine:
+        pid, args = line.split()[0], line.split(None, 5)[-1]
+        if gdb and (args.startswith(program) or "iopulse" in args.split()[0]):
+            bt = subprocess.run([gdb, "-p", pid, "-batch", "-ex", "thread apply all bt 12"],
+                                capture_output=True, text=True, timeout=60).stdout
+            print(f"--- pid {pid}: {args[:80]}\n{bt[-6000:]}", file=sys.stderr)
+    proc.kill()
+    out, err = proc.communicate()
+    print(f"--- its stdout:\n{out[-4000:]}\n--- its stderr:\n{err[-4000:]}", file=sys.stderr)
 
 
 def check_late(launcher, p, summary, alerts, tmpdir, took):
