@@ -221,6 +221,62 @@ static void ranks_table(void **st)
 	coll_state_free(&s);
 }
 
+/* Rows of every section, values with ties and NaNs: sorted in the
+ * table's order (sections, values with NaN last either way, then rank,
+ * name, id), each row moved whole. */
+static void sort_moves_rows_whole(void **st)
+{
+	(void)st;
+	enum { N = 1000 };
+	struct tui_table t = {.rows = calloc(N + 7, sizeof(struct tui_row)), .cap = N + 7};
+	assert_non_null(t.rows);
+	static const char *const names[] = {"/x", "/y", NULL};
+	srand(5);
+	for (int i = 0; i < N; i++) {
+		struct tui_row *r = &t.rows[t.n++];
+		r->kind = (uint8_t)(i % 3 == 0 ? TUI_ROW_LAYER : i % 3 == 1 ? TUI_ROW_FILE : TUI_ROW_RANK);
+		r->rank = (uint32_t)(rand() % 50);
+		r->id = (uint64_t)i;
+		r->name = names[rand() % 3];
+		r->v[TUI_COL_BYTES] = rand() % 7 == 0 ? NAN : (double)(rand() % 20);
+		r->spark[0] = (float)i; /* what the row is */
+	}
+	for (int dir = 0; dir < 2; dir++) {
+		tui_table_sort(&t, TUI_COL_BYTES, dir);
+		assert_int_equal(t.n, N);
+		uint64_t seen = 0;
+		for (size_t i = 0; i < t.n; i++) {
+			assert_int_equal((uint64_t)t.rows[i].spark[0], t.rows[i].id);
+			seen += t.rows[i].id;
+		}
+		assert_int_equal(seen, (uint64_t)N * (N - 1) / 2);
+		for (size_t i = 1; i < t.n; i++) {
+			const struct tui_row *a = &t.rows[i - 1], *b = &t.rows[i];
+			int sa = a->kind == TUI_ROW_LAYER ? 0 : a->kind == TUI_ROW_RANK ? 2 : 1;
+			int sb = b->kind == TUI_ROW_LAYER ? 0 : b->kind == TUI_ROW_RANK ? 2 : 1;
+			assert_true(sa <= sb);
+			if (sa < sb)
+				continue;
+			double x = a->v[TUI_COL_BYTES], y = b->v[TUI_COL_BYTES];
+			assert_false(isnan(x) && !isnan(y)); /* no value: last */
+			if (!isnan(x) && !isnan(y) && x != y) {
+				assert_true(dir ? x > y : x < y);
+				continue;
+			}
+			if (!isnan(x) && isnan(y))
+				continue;
+			assert_true(a->rank <= b->rank);
+			if (a->rank < b->rank)
+				continue;
+			int c = a->name && b->name ? strcmp(a->name, b->name) : 0;
+			assert_true(c <= 0);
+			if (c == 0)
+				assert_true(a->id < b->id);
+		}
+	}
+	tui_table_free(&t);
+}
+
 static void sort_stable(void **st)
 {
 	struct tui_table t = {0};
@@ -572,7 +628,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(filter_parse), cmocka_unit_test(filter_match),
 		cmocka_unit_test(seek_parse),   cmocka_unit_test(formatting),
-		cmocka_unit_test(ranks_table),  cmocka_unit_test(sort_stable),
+		cmocka_unit_test(ranks_table),  cmocka_unit_test(sort_stable), cmocka_unit_test(sort_moves_rows_whole),
 		cmocka_unit_test(heat_flags),   cmocka_unit_test(heat_node_metrics),   cmocka_unit_test(thinned_history),
 		cmocka_unit_test(lean_recording),     cmocka_unit_test(lazy_latency_rows),     cmocka_unit_test(filesystem_detail),
 	};
