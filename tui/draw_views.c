@@ -301,7 +301,7 @@ void tui_draw_heat(struct tui_dash *d, int y0, int rows)
 			colour_flag(d, y, row->sev);
 		move(y, 14);
 		for (uint32_t c = 0; c < h->cols && 14 + (int)c < COLS; c++) {
-			size_t k = r * h->cols + c;
+			size_t k = tui_heat_at(h, (uint32_t)r, c);
 			if (h->flag[k] == 3 || h->v[k] < 0) {
 				addstr(" "); /* not kept per rank; no node sample */
 				continue;

@@ -13,11 +13,13 @@ struct node_rows {
 };
 
 /* One tick's cells: throughput or the worst p99 per rank (per node: of
- * its ranks' rows and its summed rows), into col. */
-static void heat_tick(const struct coll_tick *k, const struct tui_query *q, bool p99,
-                      const uint32_t *row_of, uint32_t n_ranks, const struct node_rows *nodes,
-                      float *col, uint32_t stride)
+ * its ranks' rows and its summed rows), into col (a column's cells); the
+ * largest it made, as a cell only grows. */
+static float heat_tick(const struct coll_tick *k, const struct tui_query *q, bool p99,
+                       const uint32_t *row_of, uint32_t n_ranks, const struct node_rows *nodes,
+                       float *col)
 {
+	float top = 0;
 	double secs = k->tick_ns ? k->tick_ns / 1e9 : 1;
 	for (uint32_t i = 0; i < k->n; i++) {
 		const struct coll_key *key = &k->key[i];
@@ -32,7 +34,7 @@ static void heat_tick(const struct coll_tick *k, const struct tui_query *q, bool
 		}
 		if (r == UINT32_MAX)
 			continue;
-		float *cell = &col[(size_t)r * stride];
+		float *cell = &col[r];
 		if (!p99) {
 			*cell += (float)(k->cell[i].bytes / secs);
 		} else if (k->cell[i].hist.count) {
@@ -40,7 +42,10 @@ static void heat_tick(const struct coll_tick *k, const struct tui_query *q, bool
 			if (v > *cell)
 				*cell = v;
 		}
+		if (*cell > top)
+			top = *cell;
 	}
+	return top;
 }
 
 /* The node metrics: each row's node's figure from the series, -1 where
@@ -54,7 +59,7 @@ static void heat_nodes(struct tui_heat *h, const struct coll_state *s, const str
 			uint32_t ppm = !p ? COLL_NODE_UNKNOWN
 			               : h->metric == TUI_HEAT_PRESSURE ? p->full_ppm
 			                                                : p->util_ppm;
-			h->v[(size_t)r * h->cols + c] = ppm == COLL_NODE_UNKNOWN ? -1.0f : (float)(ppm / 1e6);
+			h->v[tui_heat_at(h, r, c)] = ppm == COLL_NODE_UNKNOWN ? -1.0f : (float)(ppm / 1e6);
 		}
 	}
 }
@@ -84,8 +89,9 @@ static bool alert_on_row(const struct coll_alert_record *a, const struct coll_st
 static float column_median(const struct tui_heat *h, uint32_t c, uint64_t *tmp)
 {
 	uint32_t n = 0;
+	const float *col = &h->v[tui_heat_at(h, 0, c)];
 	for (uint32_t r = 0; r < h->rows; r++) {
-		float v = h->v[(size_t)r * h->cols + c];
+		float v = col[r];
 		if (v > 0) {
 			uint32_t bits;
 			memcpy(&bits, &v, sizeof bits);
@@ -108,8 +114,8 @@ static void heat_flags(struct tui_heat *h, const struct coll_state *s, const str
 	for (uint32_t c = 0; h->metric == TUI_HEAT_P99 && c < h->cols; c++) {
 		float med = column_median(h, c, tmp);
 		for (uint32_t r = 0; med > 0 && r < h->rows; r++)
-			if (h->v[(size_t)r * h->cols + c] > 4 * med)
-				h->flag[(size_t)r * h->cols + c] = 1;
+			if (h->v[tui_heat_at(h, r, c)] > 4 * med)
+				h->flag[tui_heat_at(h, r, c)] = 1;
 	}
 	/* alerts about the row over the ticks they covered */
 	for (size_t i = 0; i < q->n_alerts; i++) {
@@ -118,7 +124,7 @@ static void heat_flags(struct tui_heat *h, const struct coll_state *s, const str
 			bool mine = alert_on_row(a, s, &t->rows[r], h->metric);
 			for (uint32_t c = 0; mine && c < h->cols; c++)
 				if (tui_alert_at(a, h->t0 + c, s->tick_ns))
-					h->flag[(size_t)r * h->cols + c] = 2;
+					h->flag[tui_heat_at(h, r, c)] = 2;
 		}
 	}
 }
@@ -171,18 +177,16 @@ enum iop_err tui_heat_build(struct tui_heat *h, const struct coll_state *s,
 		const struct coll_tick *k = coll_state_tick(s, h->t0 + c);
 		if (k && !tick_has_detail(s, k)) { /* its layers only: the history's
 		                                      budget, or a lean recording */
-			for (uint32_t r = 0; r < h->rows; r++)
-				h->flag[(size_t)r * h->cols + c] = 3;
+			memset(&h->flag[tui_heat_at(h, 0, c)], 3, h->rows);
 			continue;
 		}
 		if (!k || k == prev)
 			continue; /* a bin of an older tier shows once */
 		prev = k;
-		heat_tick(k, q, p99, row_of, s->n_ranks, &nodes, &h->v[c], h->cols);
+		float top = heat_tick(k, q, p99, row_of, s->n_ranks, &nodes, &h->v[tui_heat_at(h, 0, c)]);
+		if (top > h->vmax)
+			h->vmax = top;
 	}
-	for (size_t i = 0; i < cells; i++)
-		if (h->v[i] > h->vmax)
-			h->vmax = h->v[i];
 	if (node_metric(metric))
 		h->vmax = 1; /* a share: full is 100 %, whatever the job's peak */
 	heat_flags(h, s, t, q, tmp);

@@ -339,8 +339,8 @@ static void heat_flags(void **st)
 	assert_int_equal(h.t0, s.last_t - 39);
 	for (uint32_t c = 0; c < 40; c++) {
 		bool has = h.t0 + c >= s.first_t;
-		assert_int_equal(h.flag[15 * 40 + c], has ? 1 : 0);
-		assert_int_equal(h.flag[0 * 40 + c], 0);
+		assert_int_equal(h.flag[tui_heat_at(&h, 15, c)], has ? 1 : 0);
+		assert_int_equal(h.flag[tui_heat_at(&h, 0, c)], 0);
 	}
 	/* throughput: no outlier flag, but an alert on rank 0 flags its ticks */
 	struct coll_alert_record a = {.kind = COLL_ALERT_STRAGGLER, .severity = COLL_SEV_CRIT,
@@ -349,9 +349,9 @@ static void heat_flags(void **st)
 	q.alerts = &a;
 	q.n_alerts = 1;
 	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 40, TUI_HEAT_BYTES), IOP_OK);
-	assert_int_equal(h.flag[15 * 40 + 39], 0);
-	assert_int_equal(h.flag[0 * 40 + 39], 2);
-	assert_int_equal(h.flag[0 * 40 + 36], 0);
+	assert_int_equal(h.flag[tui_heat_at(&h, 15, 39)], 0);
+	assert_int_equal(h.flag[tui_heat_at(&h, 0, 39)], 2);
+	assert_int_equal(h.flag[tui_heat_at(&h, 0, 36)], 0);
 	assert_true(h.vmax > 6e6);
 	tui_heat_free(&h);
 	tui_table_free(&t);
@@ -411,7 +411,7 @@ static void heat_node_metrics(void **st)
 				assert_true(on0 || t.rows[r].node == n1);
 				for (uint32_t c = 0; c < 8; c++) {
 					int64_t k = h.t0 + c - t1; /* -3 .. 4 */
-					float v = h.v[r * 8 + c], want;
+					float v = h.v[tui_heat_at(&h, r, c)], want;
 					if (k < 0)
 						want = -1;
 					else if (m == TUI_HEAT_PRESSURE)
@@ -421,7 +421,7 @@ static void heat_node_metrics(void **st)
 					if (fabsf(v - want) > 1e-6f)
 						fail_msg("metric %d row %u (node %u) tick %" PRId64 ": %g, not %g",
 						         m, r, t.rows[r].node, k, v, want);
-					assert_int_equal(h.flag[r * 8 + c], on0 && k >= 3 ? 2 : 0);
+					assert_int_equal(h.flag[tui_heat_at(&h, r, c)], on0 && k >= 3 ? 2 : 0);
 				}
 			}
 		}
@@ -429,7 +429,7 @@ static void heat_node_metrics(void **st)
 		assert_int_equal(tui_heat_build(&h, &s, &t, &q, 8, TUI_HEAT_BYTES), IOP_OK);
 		for (uint32_t r = 0; r < h.rows; r++) {
 			bool r70 = grouped ? t.rows[r].node == n1 : t.rows[r].rank == 70;
-			assert_int_equal(h.flag[r * 8 + 7], r70 ? 2 : 0);
+			assert_int_equal(h.flag[tui_heat_at(&h, r, 7)], r70 ? 2 : 0);
 		}
 		tui_heat_free(&h);
 		tui_table_free(&t);
@@ -471,10 +471,10 @@ static void thinned_history(void **st)
 	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 20, TUI_HEAT_BYTES), IOP_OK);
 	for (uint32_t c = 0; c < 20; c++) {
 		bool thin = coll_tick_thinned(coll_state_tick(&s, h.t0 + c));
-		assert_int_equal(h.flag[c] == 3, thin);
-		assert_true(thin || h.v[c] > 0);
+		assert_int_equal(h.flag[tui_heat_at(&h, 0, c)] == 3, thin);
+		assert_true(thin || h.v[tui_heat_at(&h, 0, c)] > 0);
 	}
-	assert_int_equal(h.flag[19], 0);
+	assert_int_equal(h.flag[tui_heat_at(&h, 0, 19)], 0);
 	tui_heat_free(&h);
 	tui_table_free(&t);
 	coll_state_free(&s);
@@ -556,7 +556,7 @@ static void lean_recording(void **st)
 	struct tui_heat h = {0};
 	assert_int_equal(tui_heat_build(&h, &s, &t, &q, 20, TUI_HEAT_BYTES), IOP_OK);
 	for (uint32_t c = 0; c < 20; c++)
-		assert_int_equal(h.flag[c] == 3, (h.t0 + c + 1) % 10 != 0);
+		assert_int_equal(h.flag[tui_heat_at(&h, 0, c)] == 3, (h.t0 + c + 1) % 10 != 0);
 	tui_heat_free(&h);
 	s.detail_ticks = 0; /* read as a full recording: no rank rates at a lean tick */
 	query(&q, TUI_LIST_RANKS, &s, 1);
