@@ -11,6 +11,16 @@
  * writes (some through MPI-IO with nested POSIX calls), random small reads,
  * metadata bursts and STDIO logging. Frames hold up to 1024 events, a 10 ms
  * batch of a rank doing 100 k calls/s. Each figure is the median of 5 runs.
+ *
+ *   run_encode_ns_per_call  an IOR-like stream (sequential 1 KiB writes of
+ *                           one thread, ~850 ns apart, the offset wrapping
+ *                           every 4096 calls, as bench/pwrite_loop makes)
+ *                           encoded with runs (1 s windows, as under
+ *                           `iopulse run`) into frames of 4096 calls (the
+ *                           sender's stage): ns a call, the sender's
+ *                           encoding share of pipeline_cpu_ns_per_call
+ *   run_decode_ns_per_call  those frames read as the leaf reads them (long
+ *                           runs whole): ns a call
  * Usage: wire_bench [NAME...] (default: all). Prints "NAME VALUE UNIT". */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +54,62 @@ static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
 	return v[n / 2];
+}
+
+/* run_encode_ns_per_call and run_decode_ns_per_call, into ev's room
+ * (N_EVENTS events). */
+static void run_stream(struct iop_event *ev)
+{
+	enum { STAGE = 4096 };
+	uint64_t t = 1700000000000000000u;
+	for (uint32_t i = 0; i < N_EVENTS; i++)
+		ev[i] = (struct iop_event){.end_ns = t += 850, .dur_ns = 600 + (i * 7919u) % 400,
+		                           .offset = (uint64_t)(i & 4095) * 1024, .bytes = 1024,
+		                           .file = 3, .site = 1, .thread = 1, .layer = IOP_LAYER_POSIX,
+		                           .op = IOP_OP_WRITE, .flags = IOP_EV_OFFSET | IOP_EV_BYTES};
+	static uint8_t buf[N_EVENTS / STAGE][FRAME_CAP];
+	static size_t len[N_EVENTS / STAGE];
+	static struct iop_event out[STAGE];
+	static struct iop_run_whole runs[STAGE / (IOP_RUN_EXACT_MAX + 1) + 1];
+	static uint32_t bk[(STAGE / (IOP_RUN_EXACT_MAX + 1) + 1) * 256];
+	double enc[RUNS], dec[RUNS];
+	for (int r = 0; r < RUNS; r++) {
+		uint64_t t0 = iop_mono_ns();
+		for (uint32_t f = 0; f < N_EVENTS / STAGE; f++) {
+			struct iop_frame_hdr h = {.job_id = 1, .seq = f, .base_ns = ev[f * STAGE].end_ns,
+			                          .rank = 3, .pid = 99};
+			static struct iop_frame_enc e;
+			if (iop_enc_begin(&e, buf[f], FRAME_CAP, &h, NULL) != IOP_OK)
+				abort();
+			iop_enc_coalesce(&e, 1000000000u);
+			for (uint32_t i = 0; i < STAGE; i++)
+				if (iop_enc_event(&e, &ev[f * STAGE + i]) != IOP_OK)
+					abort();
+			if (iop_enc_finish(&e, &key, &len[f]) != IOP_OK)
+				abort();
+		}
+		uint64_t t1 = iop_mono_ns(), calls = 0;
+		for (uint32_t f = 0; f < N_EVENTS / STAGE; f++) {
+			struct iop_frame fr;
+			struct iop_runs_out ro = {.run = runs, .cap = sizeof runs / sizeof *runs, .bk = bk,
+			                          .bk_cap = sizeof bk / sizeof *bk};
+			uint32_t slots;
+			if (iop_frame_open(&fr, buf[f], len[f], &key) != IOP_OK ||
+			    iop_frame_events_whole(&fr, out, fr.n_events, &ro, &slots) != IOP_OK ||
+			    iop_frame_close(&fr) != IOP_OK)
+				abort();
+			calls += fr.n_events;
+		}
+		uint64_t t2 = iop_mono_ns();
+		if (calls != N_EVENTS)
+			abort();
+		enc[r] = (double)(t1 - t0) / N_EVENTS;
+		dec[r] = (double)(t2 - t1) / N_EVENTS;
+	}
+	printf("run_encode_ns_per_call %.2f ns (IOR-like 1 KiB stream, runs, frames of %d calls)\n",
+	       median(enc, RUNS), STAGE);
+	printf("run_decode_ns_per_call %.2f ns (the same frames, long runs whole)\n",
+	       median(dec, RUNS));
 }
 
 static void encode_all(const struct iop_event *ev, struct frames *fr)
@@ -141,6 +207,8 @@ int main(int argc, char **argv)
 		enc[r] = N_EVENTS / ((double)(t1 - t0) / 1e9);
 		dec[r] = N_EVENTS / ((double)(t2 - t1) / 1e9);
 	}
+	if (wanted(argc, argv, "run_encode_ns_per_call") || wanted(argc, argv, "run_decode_ns_per_call"))
+		run_stream(ev);
 	if (wanted(argc, argv, "encode_events_per_s"))
 		printf("encode_events_per_s %.0f events/s\n", median(enc, RUNS));
 	if (wanted(argc, argv, "decode_events_per_s"))

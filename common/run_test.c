@@ -257,7 +257,11 @@ static void a_run_splits_where_it_should(void **state)
 	/* a long run's (the second: 20 calls) end where it ended */
 	assert_int_equal(c->ev[12].end_ns, ev[12].end_ns);
 	assert_int_equal(c->ev[31].end_ns, ev[31].end_ns);
-	/* the run across the window boundary: its halves on either side */
+	/* the run across the window boundary: its halves on either side, the
+	 * call that ends on the boundary's first nanosecond in the second */
+	assert_int_equal(c->ev[n - 20].run_calls, 9);
+	assert_int_equal(c->ev[n - 11].run_calls, 11);
+	assert_int_equal(ev[n - 11].end_ns % SPLIT, 0);
 	for (uint32_t i = n - 20; i < n; i++)
 		assert_int_equal(c->ev[i].end_ns / SPLIT, ev[i].end_ns / SPLIT);
 	/* and the wire: 11 runs and 24 events instead of 256 events */
