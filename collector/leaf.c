@@ -16,7 +16,8 @@
 
 #define RING 64 /* open ticks at most; events further ahead are clamped */
 #define MEMO   16 /* rows_memo entries (h >> 28 picks one) */
-#define RUN_BUCKETS 256 /* a long run's histogram buckets held (frame.h), on average */
+#define RUN_BUCKETS     256   /* a long run's histogram buckets held (frame.h), on average */
+#define RUN_BUCKETS_MAX 65536 /* at most, whatever the frame (256 KiB) */
 #define DIRECT 4  /* calls of an entry added to its rows directly, before its acc */
 
 /* What one call adds to each of its rows. */
@@ -910,14 +911,14 @@ static enum iop_err decode(struct coll_leaf *l, const uint8_t *buf, size_t len,
 	for (uint32_t i = 0; !e && i < f->n_inflight; i++)
 		e = iop_frame_inflight(fr, &s->inflight[i]);
 	/* long runs whole (add_whole): room for as many as the frame can
-	 * hold, and RUN_BUCKETS buckets each for their durations; a run past
-	 * that room comes call by call */
+	 * hold, and RUN_BUCKETS buckets each for their durations up to
+	 * RUN_BUCKETS_MAX in all; a run past that room comes call by call */
 	uint32_t runs = f->n_events / (IOP_RUN_EXACT_MAX + 1) + 1;
+	uint32_t bk = runs < RUN_BUCKETS_MAX / RUN_BUCKETS ? runs * RUN_BUCKETS : RUN_BUCKETS_MAX;
 	if (!e && (!scratch((void **)&s->runs, &s->n_runs, runs, sizeof(*s->runs)) ||
-	           !scratch((void **)&s->bk, &s->n_bk, runs * RUN_BUCKETS, sizeof(*s->bk))))
+	           !scratch((void **)&s->bk, &s->n_bk, bk, sizeof(*s->bk))))
 		return IOP_ERR_NOMEM;
-	l->runs = (struct iop_runs_out){.run = s->runs, .cap = runs, .bk = s->bk,
-	                                .bk_cap = (size_t)runs * RUN_BUCKETS};
+	l->runs = (struct iop_runs_out){.run = s->runs, .cap = runs, .bk = s->bk, .bk_cap = bk};
 	l->slots = 0;
 	if (!e)
 		e = iop_frame_events_whole(fr, s->events, f->n_events, &l->runs, &l->slots);
