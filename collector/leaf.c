@@ -640,13 +640,37 @@ static void add_event(struct coll_leaf *l, struct proc *p, const struct iop_even
  * in between were spread evenly, their starts are not known). The memo
  * entry's first calls go to its rows one by one, as add_event's do. False,
  * nothing done, when the run does not fit: then it goes call by call. */
+/* The open tick a run from began to last_end lies in whole; NULL when it
+ * lies in none (late, or across ticks). */
+static struct coll_delta *run_tick(struct coll_leaf *l, uint64_t began, uint64_t last_end)
+{
+	bool late;
+	struct coll_delta *d = event_delta(l, last_end, &late);
+	uint64_t own = (uint64_t)d->tick.t * l->cfg.tick_ns;
+	return late || began < own || last_end - own > l->cfg.tick_ns ? NULL : d;
+}
+
+/* A run's busy time: busy ns of calls within [began, last_end] not yet
+ * counted for the process's (layer, class), into m's RANK row of d. */
+static void run_busy(struct proc *p, struct coll_delta *d, const struct rows_memo *m,
+                     unsigned layer, unsigned cls, uint64_t began, uint64_t last_end,
+                     uint64_t busy)
+{
+	uint64_t *until = &p->busy_until[layer][cls];
+	uint64_t from = began > *until ? began : *until;
+	if (last_end > from && m->row[0] != UINT32_MAX) {
+		uint64_t span = last_end - from;
+		d->tick.cell[m->row[0]].busy_ns += busy < span ? busy : span;
+	}
+	if (last_end > *until)
+		*until = last_end;
+}
+
 static bool add_run(struct coll_leaf *l, struct proc *p, const struct iop_event *ev, uint32_t n)
 {
 	const struct iop_event *last = &ev[n - 1];
-	bool late;
-	struct coll_delta *d = event_delta(l, last->end_ns, &late);
-	uint64_t own = (uint64_t)d->tick.t * l->cfg.tick_ns;
-	if (late || ev->end_ns - ev->dur_ns < own || last->end_ns - own > l->cfg.tick_ns)
+	struct coll_delta *d = run_tick(l, ev->end_ns - ev->dur_ns, last->end_ns);
+	if (!d)
 		return false;
 	unsigned cls = iop_op_class(ev->op);
 	struct rows_memo *m = event_rows(l, p, d, ev, cls);
@@ -669,14 +693,7 @@ static bool add_run(struct coll_leaf *l, struct proc *p, const struct iop_event 
 		add_to_acc(&m->acc, &k);
 		busy += ev[i].dur_ns;
 	}
-	uint64_t *until = &p->busy_until[ev->layer][cls];
-	uint64_t from = began > *until ? began : *until;
-	if (last->end_ns > from && m->row[0] != UINT32_MAX) {
-		uint64_t span = last->end_ns - from;
-		d->tick.cell[m->row[0]].busy_ns += busy < span ? busy : span;
-	}
-	if (last->end_ns > *until)
-		*until = last->end_ns;
+	run_busy(p, d, m, ev->layer, cls, began, last->end_ns, busy);
 	return true;
 }
 
@@ -689,10 +706,8 @@ static bool add_run_whole(struct coll_leaf *l, struct proc *p, const struct iop_
                           const struct iop_run_whole *w)
 {
 	const uint64_t last_end = w->first_end + w->span, began = w->first_end - w->hist.min;
-	bool late;
-	struct coll_delta *d = event_delta(l, last_end, &late);
-	uint64_t own = (uint64_t)d->tick.t * l->cfg.tick_ns;
-	if (late || began < own || last_end - own > l->cfg.tick_ns)
+	struct coll_delta *d = run_tick(l, began, last_end);
+	if (!d)
 		return false;
 	unsigned cls = iop_op_class(ev->op);
 	struct rows_memo *m = event_rows(l, p, d, ev, cls);
@@ -702,13 +717,8 @@ static bool add_run_whole(struct coll_leaf *l, struct proc *p, const struct iop_
 	m->calls += w->count;
 	d->mon.events += n;
 	struct coll_cell *a = &m->acc;
-	a->ops += n;
-	a->time_ns += w->hist.sum;
+	coll_cell_add_sums_n(a, n, w->hist.sum, ev->bytes, ev->flags & IOP_EV_BYTES);
 	a->excl_ns += w->hist.sum;
-	if (ev->flags & IOP_EV_BYTES) {
-		a->bytes += n * ev->bytes;
-		a->size_ops[coll_size_class(ev->bytes)] += n;
-	}
 	if (ev->op == IOP_OP_READ_COLL || ev->op == IOP_OP_WRITE_COLL)
 		a->coll_ops += n;
 	(void)iop_hist_merge(&a->hist, &w->hist); /* an acc holds every bucket */
@@ -722,14 +732,7 @@ static bool add_run_whole(struct coll_leaf *l, struct proc *p, const struct iop_
 		a->fwd_ops += got[COLL_PAT_SEQ];
 		a->stride_ops += got[COLL_PAT_STRIDE];
 	}
-	uint64_t *until = &p->busy_until[ev->layer][cls];
-	uint64_t from = began > *until ? began : *until;
-	if (last_end > from && m->row[0] != UINT32_MAX) {
-		uint64_t span = last_end - from;
-		d->tick.cell[m->row[0]].busy_ns += w->hist.sum < span ? w->hist.sum : span;
-	}
-	if (last_end > *until)
-		*until = last_end;
+	run_busy(p, d, m, ev->layer, cls, began, last_end, w->hist.sum);
 	return true;
 }
 

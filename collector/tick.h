@@ -166,17 +166,24 @@ static inline unsigned coll_size_class(uint64_t n)
 	return n < 4096 ? 0 : n < 65536 ? 1 : n < 1048576 ? 2 : 3;
 }
 
-/* Records one call in a cell but for its latency in the histogram. */
+/* Records calls in a cell but for their latency in the histogram:
+ * n calls that did not fail, of bytes each, time_ns in all (a run of
+ * calls, collector/leaf.c; one call below). */
+static inline void coll_cell_add_sums_n(struct coll_cell *c, uint64_t n, uint64_t time_ns,
+                                        uint64_t bytes, bool has_bytes)
+{
+	c->ops += n;
+	c->time_ns += time_ns;
+	if (has_bytes) {
+		c->bytes += n * bytes;
+		c->size_ops[coll_size_class(bytes)] += n;
+	}
+}
 static inline void coll_cell_add_sums(struct coll_cell *c, uint64_t dur_ns, uint64_t bytes,
                                       bool has_bytes, bool failed)
 {
-	c->ops++;
+	coll_cell_add_sums_n(c, 1, dur_ns, bytes, has_bytes);
 	c->errors += failed;
-	c->time_ns += dur_ns;
-	if (has_bytes) {
-		c->bytes += bytes;
-		c->size_ops[coll_size_class(bytes)]++;
-	}
 }
 
 /* Records one call in a cell; the _at form when the latency's bucket
