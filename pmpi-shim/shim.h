@@ -42,6 +42,9 @@
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 #define SHIM_LIKELY(x)   __builtin_expect(!!(x), 1)
+/* the record path, inlined into every wrapper whatever the compiler's
+ * size heuristics say */
+#define SHIM_INLINE      static inline __attribute__((always_inline))
 #define SHIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Declares real_NAME, resolved on first use with dlsym(RTLD_NEXT). The type
@@ -183,7 +186,7 @@ struct shim_global {
 
 extern struct shim_global shim;
 
-static inline uint64_t shim_ticks(void)
+SHIM_INLINE uint64_t shim_ticks(void)
 {
 #if defined(__x86_64__)
 	if (SHIM_LIKELY(shim.use_tsc))
@@ -280,13 +283,12 @@ static inline uint32_t shim_site_hash(uintptr_t ip)
 	return (uint32_t)((ip * UINT64_C(0x9e3779b97f4a7c15)) >> 50) & (SHIM_SITE_SLOTS - 1);
 }
 
-uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip, const void *anchor);
+uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip);
 
 /* Site key of a call whose wrapper returns to ra: the slot of ra itself when
  * ra lies outside the excluded objects (the shim, libc, MPI, HDF5 ...), else
- * that of the first frame outside them (an unwind). 0 when unknown. anchor:
- * an address in the wrapper's stack frame. */
-static inline uint32_t shim_site_of(struct shim_thread *t, const void *ra, const void *anchor)
+ * that of the first frame outside them (an unwind). 0 when unknown. */
+SHIM_INLINE uint32_t shim_site_of(struct shim_thread *t, const void *ra)
 {
 	uintptr_t ip = (uintptr_t)ra;
 	uint32_t h = shim_site_hash(ip);
@@ -295,7 +297,7 @@ static inline uint32_t shim_site_of(struct shim_thread *t, const void *ra, const
 			(atomic_load_explicit(&s->state, memory_order_acquire) & 3) ==
 				SHIM_SITE_OUTSIDE))
 		return h + 1;
-	return shim_site_slow(t, ip, anchor);
+	return shim_site_slow(t, ip);
 }
 
 /* For calls completed later (MPI requests, split collectives, aio): the
@@ -319,24 +321,29 @@ struct shim_call {
 /* shim_begin() for a call from ra, or of a known site (site != 0). A call
  * nested in another takes the outermost call's site: an MPI-IO call's POSIX
  * calls carry the line of the application that made the MPI-IO call. */
-static inline bool shim_begin_from(struct shim_call *c, unsigned layer, unsigned op, uint32_t file,
+SHIM_INLINE bool shim_begin_from(struct shim_call *c, unsigned layer, unsigned op, uint32_t file,
 				   const void *ra, uint32_t site)
 {
 	if (SHIM_UNLIKELY(atomic_load_explicit(&shim.state, memory_order_relaxed) != SHIM_ON))
 		return false;
 	struct shim_thread *t = shim_self();
-	if (SHIM_UNLIKELY(!t || t->busy || t->depth >= SHIM_DEPTH))
+	if (SHIM_UNLIKELY(!t || t->busy))
+		return false;
+	/* read once: a signal handler's calls meanwhile leave it as it was */
+	unsigned depth = t->depth;
+	if (SHIM_UNLIKELY(depth >= SHIM_DEPTH))
 		return false;
 	c->t = t;
 	c->file = file;
 	c->layer = (uint8_t)layer;
 	c->op = (uint8_t)op;
 	/* before the start time: an unwind is not the call's time */
-	if (t->depth == 0)
-		t->root_site = site ? site : shim_site_of(t, ra, c);
+	if (SHIM_LIKELY(depth == 0))
+		t->root_site = site ? site : shim_site_of(t, ra);
 	c->site = t->root_site;
 	c->t0 = shim_ticks();
-	if (t->depth++ == 0) {
+	t->depth = depth + 1;
+	if (SHIM_LIKELY(depth == 0)) {
 		atomic_store_explicit(&t->if_what, layer << 6 | op, memory_order_relaxed);
 		atomic_store_explicit(&t->if_file, file, memory_order_relaxed);
 		atomic_store_explicit(&t->if_start, c->t0, memory_order_release);
@@ -386,7 +393,7 @@ struct shim_result {
 };
 
 /* The record of a call that ended at t1, written in place in its slot. */
-static inline void shim_rec_write(struct shim_rec *ev, const struct shim_call *c,
+SHIM_INLINE void shim_rec_write(struct shim_rec *ev, const struct shim_call *c,
 				  const struct shim_result *r, uint64_t t1, uint8_t flags)
 {
 	ev->end = t1;
@@ -415,7 +422,7 @@ static inline void shim_prefetch_for_write(const void *p)
 
 /* Samples the shim's own cost on one call in 16 (one more clock read):
  * from the end of the real call at t1 to now, with busy set. */
-static inline void shim_sample_cost(struct shim_thread *t, uint64_t head, uint64_t t1)
+SHIM_INLINE void shim_sample_cost(struct shim_thread *t, uint64_t head, uint64_t t1)
 {
 	if ((head & 15) == 0) {
 		uint64_t t2 = shim_ticks();
@@ -439,7 +446,7 @@ void shim_end_slow(struct shim_call *c, const struct shim_result *r, uint64_t t1
  * while the ring and the stack are half updated, and cannot move head
  * under us; the signal fences keep the compiler from moving those reads
  * and updates outside it. */
-static inline void shim_end(struct shim_call *c, const struct shim_result *r)
+SHIM_INLINE void shim_end(struct shim_call *c, const struct shim_result *r)
 {
 	uint64_t t1 = shim_ticks();
 	struct shim_thread *t = c->t;
@@ -448,7 +455,10 @@ static inline void shim_end(struct shim_call *c, const struct shim_result *r)
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
 	if (SHIM_UNLIKELY(t->depth != 1 || (t->kids & 1) || head + 1 > t->room_end ||
 			  (r->flags & IOP_EV_COLL))) {
-		shim_end_slow(c, r, t1);
+		/* copies: the fast path's c and r stay in registers */
+		struct shim_call cc = *c;
+		struct shim_result rr = *r;
+		shim_end_slow(&cc, &rr, t1);
 		return;
 	}
 	t->depth = 0;
@@ -469,7 +479,7 @@ static inline void shim_end(struct shim_call *c, const struct shim_result *r)
 void shim_end_dropped(struct shim_call *c, const struct shim_result *r);
 
 /* The common cases. A transfer that returned r (< 0: failed with errno). */
-static inline void shim_end_io(struct shim_call *c, int64_t r, uint64_t offset, bool has_offset)
+SHIM_INLINE void shim_end_io(struct shim_call *c, int64_t r, uint64_t offset, bool has_offset)
 {
 	struct shim_result res = {.offset = offset, .flags = has_offset ? IOP_EV_OFFSET : 0};
 	if (r < 0) {

@@ -207,8 +207,11 @@ static void memo_put(struct shim_thread *t, uintptr_t ra, uintptr_t anchor, stru
 	atomic_fetch_add_explicit(&t->memo_seq, 1, memory_order_relaxed);
 }
 
-uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip, const void *anchor)
+uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip)
 {
+	/* where the memos are anchored: this frame, a fixed step below the
+	 * wrapper's (it is called from the wrapper itself) */
+	const void *anchor = __builtin_frame_address(0);
 	uint32_t key;
 	if (ip == 0) /* no caller known (0 marks a free slot) */
 		return 0;
@@ -237,7 +240,7 @@ uint32_t shim_site_here(const void *ra)
 		return 0;
 	if (t->depth > 0)
 		return t->root_site;
-	return shim_site_of(t, ra, &t);
+	return shim_site_of(t, ra);
 }
 
 /* ------------------------------------------------------------ start-up */
