@@ -338,9 +338,10 @@ SHIM_INLINE bool shim_begin_from(struct shim_call *c, unsigned layer, unsigned o
 	c->layer = (uint8_t)layer;
 	c->op = (uint8_t)op;
 	/* before the start time: an unwind is not the call's time */
-	if (SHIM_LIKELY(depth == 0))
-		t->root_site = site ? site : shim_site_of(t, ra);
-	c->site = t->root_site;
+	if (SHIM_LIKELY(depth == 0)) /* kept in c too: a signal handler's call may reset it */
+		t->root_site = c->site = site ? site : shim_site_of(t, ra);
+	else
+		c->site = t->root_site;
 	c->t0 = shim_ticks();
 	t->depth = depth + 1;
 	if (SHIM_LIKELY(depth == 0)) {
