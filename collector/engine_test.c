@@ -1583,7 +1583,9 @@ static void history_tiers(void **state)
 		struct coll_key k = coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE);
 		struct coll_cell *c;
 		assert_int_equal(coll_tick_row(&d.tick, &k, &c), IOP_OK);
-		coll_cell_add_call(c, 100, 1, true, false);
+		/* tick t's call takes 1000 * (t - 999) ns: a bin's latencies are
+		 * those of its ticks (their histograms merged, packed ones too) */
+		coll_cell_add_call(c, 1000 * (uint64_t)(t - 999), 1, true, false);
 		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
 	}
 	/* the newest 10 at full resolution */
@@ -1591,19 +1593,55 @@ static void history_tiers(void **state)
 	assert_non_null(k);
 	assert_int_equal(k->t, 1095);
 	assert_int_equal(k->cell[0].ops, 1);
+	assert_int_equal(k->cell[0].hist.count, 1);
+	assert_int_equal(k->cell[0].hist.min, 96000);
 	/* then 4 bins of 5 ticks: 1070..1089 */
 	k = coll_state_tick(&s, 1072);
 	assert_non_null(k);
 	assert_int_equal(k->t, 1070);
 	assert_int_equal(k->cell[0].ops, 5);
+	assert_int_equal(k->cell[0].hist.count, 5);
+	assert_int_equal(k->cell[0].hist.min, 71000);
+	assert_int_equal(k->cell[0].hist.max, 75000);
+	assert_int_equal(k->cell[0].hist.sum, 71000 + 72000 + 73000 + 74000 + 75000);
 	/* then bins of 20 ticks: 1060..1069 landed in bin 1060 (half of it; the
 	 * other half went before it was evicted), earlier ones in 1040, 1020 */
 	k = coll_state_tick(&s, 1045);
 	assert_non_null(k);
 	assert_int_equal(k->t, 1040);
 	assert_int_equal(k->cell[0].ops, 20);
+	assert_int_equal(k->cell[0].hist.count, 20);
+	assert_int_equal(k->cell[0].hist.min, 41000);
+	assert_int_equal(k->cell[0].hist.max, 60000);
+	assert_int_equal(k->cell[0].hist.sum, 20 * (41000 + 60000) / 2);
+	/* the buckets too: the median of 41..60 us within its buckets */
+	uint64_t p50 = iop_hist_quantile(&k->cell[0].hist, 0.5);
+	assert_in_range(p50, iop_hist_bucket_low(iop_hist_bucket(50000)),
+	                iop_hist_bucket_high(iop_hist_bucket(51000)));
 	assert_null(coll_state_tick(&s, 1005)); /* forgotten: memory is bounded */
 	assert_int_equal(s.ticks_applied, 100);
+	coll_state_free(&s);
+
+	/* a job whose first tick is not a bin's: ticks 1003..1015, the
+	 * newest 10 whole, 1003..1005 in the bin of 1000..1004 and 1005's */
+	coll_state_init(&s, SEC, &h);
+	for (int64_t t = 1003; t <= 1015; t++) {
+		coll_delta_reset(&d, t);
+		struct coll_key key = coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+		struct coll_cell *c;
+		assert_int_equal(coll_tick_row(&d.tick, &key, &c), IOP_OK);
+		coll_cell_add_call(c, 1000 * (uint64_t)(t - 999), 1, true, false);
+		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
+	}
+	k = coll_state_tick(&s, 1004);
+	assert_non_null(k);
+	assert_int_equal(k->t, 1000); /* a bin is numbered by its first tick */
+	assert_int_equal(k->cell[0].ops, 2);
+	assert_int_equal(k->cell[0].hist.sum, 4000 + 5000);
+	k = coll_state_tick(&s, 1005);
+	assert_non_null(k);
+	assert_int_equal(k->t, 1005);
+	assert_int_equal(k->cell[0].ops, 1);
 	coll_delta_free(&d);
 	coll_state_free(&s);
 }
