@@ -1568,6 +1568,23 @@ static void names_file_fs(void **state)
 	coll_names_free(&d);
 }
 
+/* Ticks from..to applied to s, each one POSIX write of 1 byte taking
+ * 1000 * (t - 999) ns. */
+static void apply_one_call_ticks(struct coll_state *s, int64_t from, int64_t to)
+{
+	struct coll_delta d;
+	coll_delta_init(&d, 0, SEC);
+	for (int64_t t = from; t <= to; t++) {
+		coll_delta_reset(&d, t);
+		struct coll_key k = coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE);
+		struct coll_cell *c;
+		assert_int_equal(coll_tick_row(&d.tick, &k, &c), IOP_OK);
+		coll_cell_add_call(c, 1000 * (uint64_t)(t - 999), 1, true, false);
+		assert_int_equal(coll_state_apply(s, &d), IOP_OK);
+	}
+	coll_delta_free(&d);
+}
+
 /* History tiers: old ticks fold into bins; a bin holds what its ticks did. */
 static void history_tiers(void **state)
 {
@@ -1576,18 +1593,9 @@ static void history_tiers(void **state)
 	                             .bin2_ticks = 20, .bin2_count = 3};
 	struct coll_state s;
 	coll_state_init(&s, SEC, &h);
-	struct coll_delta d;
-	coll_delta_init(&d, 0, SEC);
-	for (int64_t t = 1000; t < 1100; t++) {
-		coll_delta_reset(&d, t);
-		struct coll_key k = coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE);
-		struct coll_cell *c;
-		assert_int_equal(coll_tick_row(&d.tick, &k, &c), IOP_OK);
-		/* tick t's call takes 1000 * (t - 999) ns: a bin's latencies are
-		 * those of its ticks (their histograms merged, packed ones too) */
-		coll_cell_add_call(c, 1000 * (uint64_t)(t - 999), 1, true, false);
-		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
-	}
+	/* tick t's call takes 1000 * (t - 999) ns: a bin's latencies are
+	 * those of its ticks (their histograms merged, packed ones too) */
+	apply_one_call_ticks(&s, 1000, 1099);
 	/* the newest 10 at full resolution */
 	const struct coll_tick *k = coll_state_tick(&s, 1095);
 	assert_non_null(k);
@@ -1625,14 +1633,7 @@ static void history_tiers(void **state)
 	/* a job whose first tick is not a bin's: ticks 1003..1015, the
 	 * newest 10 whole, 1003..1005 in the bin of 1000..1004 and 1005's */
 	coll_state_init(&s, SEC, &h);
-	for (int64_t t = 1003; t <= 1015; t++) {
-		coll_delta_reset(&d, t);
-		struct coll_key key = coll_key_layer(IOP_LAYER_POSIX, IOP_CLASS_WRITE);
-		struct coll_cell *c;
-		assert_int_equal(coll_tick_row(&d.tick, &key, &c), IOP_OK);
-		coll_cell_add_call(c, 1000 * (uint64_t)(t - 999), 1, true, false);
-		assert_int_equal(coll_state_apply(&s, &d), IOP_OK);
-	}
+	apply_one_call_ticks(&s, 1003, 1015);
 	k = coll_state_tick(&s, 1004);
 	assert_non_null(k);
 	assert_int_equal(k->t, 1000); /* a bin is numbered by its first tick */
@@ -1642,7 +1643,6 @@ static void history_tiers(void **state)
 	assert_non_null(k);
 	assert_int_equal(k->t, 1005);
 	assert_int_equal(k->cell[0].ops, 1);
-	coll_delta_free(&d);
 	coll_state_free(&s);
 }
 
