@@ -42,10 +42,10 @@
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 #define SHIM_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define SHIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 /* the record path, inlined into every wrapper whatever the compiler's
  * size heuristics say */
 #define SHIM_INLINE      static inline __attribute__((always_inline))
-#define SHIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Declares real_NAME, resolved on first use with dlsym(RTLD_NEXT). The type
  * is the wrapper's own: __typeof__(NAME) needs a prior declaration, which

@@ -210,7 +210,7 @@ static void memo_put(struct shim_thread *t, uintptr_t ra, uintptr_t anchor, stru
 uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip)
 {
 	/* where the memos are anchored: this frame, a fixed step below the
-	 * wrapper's (it is called from the wrapper itself) */
+	 * wrapper's (called from the wrapper, or from shim_site_here in it) */
 	const void *anchor = __builtin_frame_address(0);
 	uint32_t key;
 	if (ip == 0) /* no caller known (0 marks a free slot) */
