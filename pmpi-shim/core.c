@@ -207,7 +207,8 @@ void shim_finish(const char *why)
 	if (t)
 		t->busy = 1; /* the flush's own I/O is not recorded */
 	atomic_store(&shim.state, SHIM_OFF);
-	iop_debug("finishing (%s)", why);
+	iop_debug("finishing (%s); %llu calls sited by an unwind", why,
+		  (unsigned long long)shim_sites_unwinds());
 	if (shim_sites_overflow())
 		iop_info("%llu lookups found no room in the site cache (their calls "
 			 "carry site 0)", (unsigned long long)shim_sites_overflow());

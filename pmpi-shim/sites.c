@@ -44,6 +44,7 @@
 
 struct shim_site_slot shim_site_slots[SHIM_SITE_SLOTS];
 static _Atomic uint64_t overflow; /* addresses the cache had no room for */
+static _Atomic uint64_t unwinds;  /* calls sited by an unwind (no memo held them) */
 
 static struct {
 	__typeof__(unw_tdep_getcontext) *getcontext;
@@ -224,6 +225,7 @@ uint32_t shim_site_slow(struct shim_thread *t, uintptr_t ip)
 	 * unwinder and the memos are not entered twice on this thread */
 	int was = t->busy;
 	t->busy = 1;
+	atomic_fetch_add_explicit(&unwinds, 1, memory_order_relaxed);
 	struct frame f = first_outside();
 	if (f.ip && (lookup(f.ip, &app_key), app_key))
 		memo_put(t, ip, (uintptr_t)anchor, f, app_key);
@@ -270,6 +272,11 @@ static void load_unwinder(void)
 uint64_t shim_sites_overflow(void)
 {
 	return atomic_load_explicit(&overflow, memory_order_relaxed);
+}
+
+uint64_t shim_sites_unwinds(void)
+{
+	return atomic_load_explicit(&unwinds, memory_order_relaxed);
 }
 
 int shim_sites_init(void)

@@ -20,6 +20,10 @@ int shim_sites_init(void);
 /* Lookups the site cache had no room for (their calls carry site 0). */
 uint64_t shim_sites_overflow(void);
 
+/* Calls from inside an excluded object that took an unwind to site (the
+ * others found a memo of one: a loop of such calls should take one). */
+uint64_t shim_sites_unwinds(void);
+
 /* The SITE name id of a site key, named on first use (0 for key 0, or when
  * it cannot be named now). Sender side: holds no lock the application may
  * hold when may_name, never called from a signal handler. */

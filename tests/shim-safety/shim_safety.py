@@ -15,6 +15,7 @@ Figures are printed whether the test passes or not."""
 
 import argparse
 import os
+import re
 import random
 import signal
 import sys
@@ -518,17 +519,33 @@ def test_sites(tools, run):
     problems = []
     for mode, skip in (("skip", "libsafety_site"), ("plain", None)):
         sink = run.start_sink(expect_final=1, url=f"ipc://{run.dir}/{mode}.ipc", tag=mode)
-        extra = {"IOPULSE_SITE_SKIP": skip} if skip else None
+        # IOPULSE_LOG=debug: the shim says at exit how many calls took an
+        # unwind to be sited (the others found it memoised)
+        extra = {"IOPULSE_LOG": "debug"}
+        if skip:
+            extra["IOPULSE_SITE_SKIP"] = skip
         env = run.env("active", addr=f"ipc://{run.dir}/{mode}.ipc", extra=extra)
-        out, secs = run.run_ok([tools.prog("sites_test"), str(SITE_WRITES)], env, 50,
-                               f"sites_test ({mode})", cwd=run.workdir(mode))
+        what = f"sites_test ({mode})"
+        rc, out, err, secs = run.finish(
+            run.start([tools.prog("sites_test"), str(SITE_WRITES)], env, run.workdir(mode)), 50,
+            what)
+        check(rc == 0, f"{what} exited with status {rc}\n--- stderr ---\n{err}")
         doc = sink.wait(30)
         v = values(out)
         n, handler = int(v["writes"][0]), int(v["handler_writes"][0])
         recorded = counter(doc, run.path(mode, "handler.dat"), "posix", "write")[0]
+        said = re.findall(r"(\d+) calls sited by an unwind", err)
+        check(len(said) == 1, f"{what}: no (or more than one) unwind count said at exit:\n{err}")
+        unwinds = int(said[0])
         print(f"{mode}: {secs:.2f} s; pwrite {v['direct_ns'][0]} ns/call direct, "
               f"{v['library_ns'][0]} ns/call through the library; handler calls {handler}, "
-              f"recorded {recorded}")
+              f"recorded {recorded}; {unwinds} calls sited by an unwind")
+        # A loop through the skipped library unwinds once and then finds the
+        # memo (main's and the thread's: 2 x SITE_WRITES calls); a handler's
+        # call at a new stack depth may unwind each time.
+        if unwinds > handler + 16:
+            problems.append(f"{mode}: {unwinds} calls sited by an unwind, more than the "
+                            f"handler's {handler} + 16: the memos of unwinds do not hold")
         for site in doc["sites"]:
             ops = site_ops({"sites": [site]}, "")
             if ops:
