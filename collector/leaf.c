@@ -512,15 +512,28 @@ static void flush_memos(struct coll_leaf *l)
  * hashes and caches were a sixth of the leaf's time. An entry lives for
  * one frame (its process, its names: take_names() ran before), in which
  * an open tick's rows only grow. */
-static struct rows_memo *event_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
-                                    const struct iop_event *ev, unsigned cls)
+static struct rows_memo *memo_refill(struct coll_leaf *l, struct proc *p, struct coll_delta *d,
+                                     const struct iop_event *ev, unsigned cls,
+                                     struct rows_memo *m);
+
+static inline __attribute__((always_inline)) struct rows_memo *
+event_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d, const struct iop_event *ev,
+           unsigned cls)
 {
 	uint32_t h = (ev->file * UINT32_C(0x9e3779b1)) ^ (ev->site * UINT32_C(0x85ebca77)) ^
 	             (ev->layer << 2 | cls) * UINT32_C(0xc2b2ae35);
 	struct rows_memo *m = &l->memo[h >> 28];
-	if (m->gen == l->frame_gen && m->d == d && m->file == ev->file && m->site == ev->site &&
-	    m->layer == ev->layer && m->cls == cls)
+	if (__builtin_expect(m->gen == l->frame_gen && m->d == d && m->file == ev->file &&
+	                     m->site == ev->site && m->layer == ev->layer && m->cls == cls, 1))
 		return m;
+	return memo_refill(l, p, d, ev, cls, m);
+}
+
+/* event_rows' miss: m emptied into its rows and filled for ev. */
+static __attribute__((noinline)) struct rows_memo *
+memo_refill(struct coll_leaf *l, struct proc *p, struct coll_delta *d, const struct iop_event *ev,
+            unsigned cls, struct rows_memo *m)
+{
 	flush_memo(m);
 	/* a row out of memory: looked up again */
 	m->gen = find_rows(l, p, d, ev, cls, m) ? l->frame_gen : 0;

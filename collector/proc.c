@@ -208,8 +208,7 @@ enum coll_pattern proc_pattern(struct proc *p, uint32_t file, unsigned layer, un
 	return s ? proc_pattern_at(p, s, offset, bytes) : COLL_PAT_RANDOM;
 }
 
-/* s marked as changed since sent; false when it cannot be (no memory). */
-static bool pattern_dirty(struct proc *p, struct proc_counter *s)
+bool proc_pattern_mark(struct proc *p, struct proc_counter *s)
 {
 	if (!s->pat_dirty) {
 		if (coll_array_room((void **)&p->dirty, sizeof(*p->dirty), p->n_dirty,
@@ -221,18 +220,10 @@ static bool pattern_dirty(struct proc *p, struct proc_counter *s)
 	return true;
 }
 
-enum coll_pattern proc_pattern_at(struct proc *p, struct proc_counter *s, uint64_t offset,
-                                  uint64_t bytes)
-{
-	if (!pattern_dirty(p, s))
-		return COLL_PAT_RANDOM;
-	return coll_pat_next(&s->pat, offset, bytes);
-}
-
 bool proc_pattern_run(struct proc *p, struct proc_counter *s, uint64_t offset, uint64_t stride,
                       uint64_t bytes, uint64_t n, uint64_t got[COLL_PAT__COUNT])
 {
-	if (!pattern_dirty(p, s))
+	if (!proc_pattern_mark(p, s))
 		return false;
 	coll_pat_run(&s->pat, offset, stride, bytes, n, got);
 	return true;

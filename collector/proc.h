@@ -133,8 +133,17 @@ enum coll_pattern proc_pattern(struct proc *p, uint32_t file, unsigned layer, un
  * pattern of a call counted in it. */
 struct proc_counter *proc_pattern_counter(struct proc *p, uint32_t file, unsigned layer,
                                           unsigned cls);
-enum coll_pattern proc_pattern_at(struct proc *p, struct proc_counter *s, uint64_t offset,
-                                  uint64_t bytes);
+/* s marked as changed since sent (proc_take_pattern); false when it
+ * cannot be (no memory). */
+bool proc_pattern_mark(struct proc *p, struct proc_counter *s);
+static inline enum coll_pattern proc_pattern_at(struct proc *p, struct proc_counter *s,
+                                                uint64_t offset, uint64_t bytes)
+{
+	/* inline: a call of its own was ~4 % of the leaf's instructions */
+	if (!s->pat_dirty && !proc_pattern_mark(p, s))
+		return COLL_PAT_RANDOM;
+	return coll_pat_next(&s->pat, offset, bytes);
+}
 /* proc_pattern_at for the n calls of a run (coll_pat_run): each
  * pattern's calls added to got[]; false, nothing counted, when the
  * counter cannot be marked for sending (no memory). */
