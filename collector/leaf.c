@@ -15,7 +15,8 @@
 #include "proc.h"
 
 #define RING 64 /* open ticks at most; events further ahead are clamped */
-#define MEMO   32 /* rows_memo entries (h >> 27 picks one) */
+#define MEMO_BITS 5
+#define MEMO      (1 << MEMO_BITS) /* rows_memo entries (a hash's top MEMO_BITS pick one) */
 #define RUN_BUCKETS     256   /* a long run's histogram buckets held (frame.h), on average */
 #define RUN_BUCKETS_MAX 65536 /* at most, whatever the frame (256 KiB) */
 #define DIRECT 4  /* calls of an entry added to its rows directly, before its acc */
@@ -522,7 +523,7 @@ event_rows(struct coll_leaf *l, struct proc *p, struct coll_delta *d, const stru
 {
 	uint32_t h = (ev->file * UINT32_C(0x9e3779b1)) ^ (ev->site * UINT32_C(0x85ebca77)) ^
 	             (ev->layer << 2 | cls) * UINT32_C(0xc2b2ae35);
-	struct rows_memo *m = &l->memo[h >> 27];
+	struct rows_memo *m = &l->memo[h >> (32 - MEMO_BITS)];
 	if (__builtin_expect(m->gen == l->frame_gen && m->d == d && m->file == ev->file &&
 	                     m->site == ev->site && m->layer == ev->layer && m->cls == cls, 1))
 		return m;
