@@ -83,10 +83,10 @@ static void up_closed(void *arg, const struct coll_delta *d, const struct coll_s
 	(void)coll_uplink_send(n->up, d);
 }
 
-static void child_delta(void *arg, struct coll_delta *d)
+static void child_delta(void *arg, uint64_t sender, struct coll_delta *d)
 {
 	struct node *n = arg;
-	(void)coll_root_delta_take(n->merge, d); /* d is decoded afresh next */
+	(void)coll_root_delta_from(n->merge, sender, d); /* d is decoded afresh next */
 }
 
 static void advance(struct node *n, uint64_t now, bool flush)

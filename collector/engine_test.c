@@ -714,6 +714,73 @@ static uint64_t total(const struct coll_state *s, unsigned layer, unsigned cls, 
 	return n;
 }
 
+/* A child's (empty) delta of tick t to the root, from sender. */
+static void child_tick(struct coll_root *r, uint64_t sender, int64_t t)
+{
+	struct coll_delta d;
+	coll_delta_init(&d, t, SEC);
+	assert_int_equal(coll_root_delta_from(r, sender, &d), IOP_OK);
+	coll_delta_free(&d);
+}
+
+/* A tick closes as soon as every child that sent the tick before it has
+ * sent it, not at the end of its grace; a child that stops is waited for
+ * once (the grace), then not; deltas with no sender close on the grace. */
+static void root_closes_when_children_in(void **state)
+{
+	(void)state;
+	struct pipeline p = {0};
+	struct coll_root_cfg rc;
+	coll_root_cfg_default(&rc, SEC);
+	const uint64_t grace = rc.grace_ns, t0 = 100 * SEC + grace; /* tick 100 open first */
+	assert_true(grace > SEC / 10);
+	assert_int_equal(coll_root_new(&rc, t0, &p.root), IOP_OK);
+	/* tick 100: from A and B (their first: nothing before to wait on) */
+	child_tick(p.root, 0xa, 100);
+	child_tick(p.root, 0xb, 100);
+	assert_int_equal(coll_root_next_close_ns(p.root), 101 * SEC);
+	coll_root_advance(p.root, 101 * SEC + SEC / 4, false, count_tick, &p);
+	assert_int_equal(p.ticks_closed, 1);
+	/* tick 101: A's alone waits for B ... */
+	child_tick(p.root, 0xa, 101);
+	assert_int_equal(coll_root_next_close_ns(p.root), 102 * SEC + grace);
+	coll_root_advance(p.root, 102 * SEC + SEC / 4, false, count_tick, &p);
+	assert_int_equal(p.ticks_closed, 1);
+	/* ... until B's comes */
+	child_tick(p.root, 0xb, 101);
+	coll_root_advance(p.root, 102 * SEC + SEC / 4 + 1, false, count_tick, &p);
+	assert_int_equal(p.ticks_closed, 2);
+	/* tick 102: B stops. The grace is waited out once ... */
+	child_tick(p.root, 0xa, 102);
+	coll_root_advance(p.root, 103 * SEC + grace - 1, false, count_tick, &p);
+	assert_int_equal(p.ticks_closed, 2);
+	coll_root_advance(p.root, 103 * SEC + grace, false, count_tick, &p);
+	assert_int_equal(p.ticks_closed, 3);
+	/* ... and then A's ticks close as they come */
+	child_tick(p.root, 0xa, 103);
+	assert_int_equal(coll_root_next_close_ns(p.root), 104 * SEC);
+	coll_root_advance(p.root, 104 * SEC + SEC / 4, false, count_tick, &p);
+	assert_int_equal(p.ticks_closed, 4);
+	/* B back: late for 103 (closed), in time for 104, which waits for it
+	 * again once A has sent it */
+	child_tick(p.root, 0xb, 103);
+	child_tick(p.root, 0xa, 104);
+	assert_int_equal(coll_root_next_close_ns(p.root), 105 * SEC + grace);
+	child_tick(p.root, 0xb, 104);
+	assert_int_equal(coll_root_next_close_ns(p.root), 105 * SEC);
+	coll_root_free(p.root);
+
+	/* no sender named: every tick waits out its grace */
+	struct coll_root *r;
+	assert_int_equal(coll_root_new(&rc, t0, &r), IOP_OK);
+	struct coll_delta d;
+	coll_delta_init(&d, 100, SEC);
+	assert_int_equal(coll_root_delta(r, &d), IOP_OK);
+	coll_delta_free(&d);
+	assert_int_equal(coll_root_next_close_ns(r), 101 * SEC + grace);
+	coll_root_free(r);
+}
+
 /* Four ranks of the mixed workload, frames fed as their time comes: the
  * state's totals are exactly the generators' counters, every event is in
  * a tick, none late. */
@@ -1854,6 +1921,7 @@ int main(void)
 		cmocka_unit_test(counters_lists),
 		cmocka_unit_test(delta_message),
 		cmocka_unit_test(delta_message_compressed),
+		cmocka_unit_test(root_closes_when_children_in),
 		cmocka_unit_test(leaf_root_exact_totals),
 		cmocka_unit_test(leaf_restart_keeps_totals),
 		cmocka_unit_test(leaf_rejects_bad_frames),

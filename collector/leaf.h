@@ -91,7 +91,7 @@ bool coll_leaf_frame_restarts(const struct coll_leaf *leaf, const uint8_t *buf, 
 
 /* Closes every tick whose end + grace <= now_ns (all of them when flush),
  * oldest first, calling fn with each delta (the leaf resets it after fn
- * returns: fn may take its histograms, coll_root_delta_take). Also marks
+ * returns: fn may take its histograms, coll_root_delta_from). Also marks
  * silent processes gone, and with flush (the end) every process that did
  * not end. */
 void coll_leaf_advance(struct coll_leaf *leaf, uint64_t now_ns, bool flush, coll_delta_fn *fn,

@@ -320,7 +320,7 @@ enum iop_err coll_downlink_new(const char *const *urls, unsigned n, uint64_t job
 	dl->key = *key;
 	dl->st.instance = random_id();
 	coll_delta_init(&dl->d, 0, 1000000000ull);
-	/* the parent takes its histograms (coll_root_delta_take) and gives
+	/* the parent takes its histograms (coll_root_delta_from) and gives
 	 * back empty ones: memory of their own, not the decode's arena */
 	dl->d.tick.own_hists = true;
 	int maxsize = -1;
@@ -379,7 +379,8 @@ static struct child *child_of(struct coll_downlink *dl, uint64_t sender)
 }
 
 unsigned coll_downlink_pump(struct coll_downlink *dl, unsigned max,
-                            void (*fn)(void *arg, struct coll_delta *d), void *arg)
+                            void (*fn)(void *arg, uint64_t sender, struct coll_delta *d),
+                            void *arg)
 {
 	unsigned taken = 0;
 	for (; taken < max; taken++) {
@@ -403,7 +404,7 @@ unsigned coll_downlink_pump(struct coll_downlink *dl, unsigned max,
 				if (k)
 					k->last_seq = h.seq;
 				dl->st.applied++;
-				fn(arg, &dl->d);
+				fn(arg, h.sender, &dl->d);
 			}
 		}
 		uint8_t out[ACK_LEN];

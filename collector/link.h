@@ -71,10 +71,11 @@ enum iop_err coll_downlink_new(const char *const *urls, unsigned n, uint64_t job
 void coll_downlink_free(struct coll_downlink *dl);
 int coll_downlink_fd(const struct coll_downlink *dl);
 /* Takes the requests waiting (at most max), calls fn with each new delta
- * (the link reuses it after fn returns: fn may take its histograms,
- * coll_root_delta_take) and acknowledges it. */
+ * and its sender's id (the link reuses d after fn returns: fn may take its
+ * histograms, coll_root_delta_from) and acknowledges it. */
 unsigned coll_downlink_pump(struct coll_downlink *dl, unsigned max,
-                            void (*fn)(void *arg, struct coll_delta *d), void *arg);
+                            void (*fn)(void *arg, uint64_t sender, struct coll_delta *d),
+                            void *arg);
 void coll_downlink_stats(const struct coll_downlink *dl, struct coll_downlink_stats *out);
 
 #endif

@@ -38,9 +38,10 @@ struct parent {
 	unsigned deltas;
 };
 
-static void on_delta(void *arg, struct coll_delta *d)
+static void on_delta(void *arg, uint64_t sender, struct coll_delta *d)
 {
 	struct parent *p = arg;
+	assert_true(sender != 0); /* the uplink's id, random when not given */
 	assert_int_equal(coll_state_apply(&p->s, d), IOP_OK);
 	p->deltas++;
 }

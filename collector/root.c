@@ -4,8 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table.h"
+
 #define RING 64
 #define EARLY_FOLD 4 /* rows of a pending tick, in max_files, before it folds */
+#define MAX_CHILDREN 65536 /* children whose deltas a tick's close waits for */
 
 struct coll_root {
 	struct coll_root_cfg cfg;
@@ -16,6 +19,11 @@ struct coll_root {
 	bool any; /* a delta has arrived in the oldest open tick or later */
 	struct coll_state state;
 	struct coll_matcher match; /* collective calls not matched yet */
+	struct root_child {        /* children that named themselves */
+		uint64_t sender;
+		int64_t last; /* the newest tick it sent */
+	} *kids;
+	uint32_t n_kids, cap_kids;
 };
 
 void coll_root_cfg_default(struct coll_root_cfg *cfg, uint64_t tick_ns)
@@ -59,6 +67,7 @@ void coll_root_free(struct coll_root *r)
 		coll_delta_free(&r->ring[i]);
 	coll_state_free(&r->state);
 	coll_matcher_free(&r->match);
+	free(r->kids);
 	free(r);
 }
 
@@ -95,9 +104,42 @@ enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
 	return root_delta(r, (struct coll_delta *)d, false);
 }
 
-enum iop_err coll_root_delta_take(struct coll_root *r, struct coll_delta *d)
+/* sender sent a delta of tick t. A child past MAX_CHILDREN, or with no
+ * memory for it, is not waited for: its ticks close on the grace. */
+static void child_sent(struct coll_root *r, uint64_t sender, int64_t t)
 {
+	for (uint32_t i = 0; i < r->n_kids; i++)
+		if (r->kids[i].sender == sender) {
+			if (t > r->kids[i].last)
+				r->kids[i].last = t;
+			return;
+		}
+	if (r->n_kids < MAX_CHILDREN &&
+	    coll_array_room((void **)&r->kids, sizeof(*r->kids), r->n_kids, &r->cap_kids, 16) ==
+	        IOP_OK)
+		r->kids[r->n_kids++] = (struct root_child){sender, t};
+}
+
+enum iop_err coll_root_delta_from(struct coll_root *r, uint64_t sender, struct coll_delta *d)
+{
+	child_sent(r, sender, d->tick.t);
 	return root_delta(r, d, true);
+}
+
+/* Tick t has come from every child that sent the tick before it, and
+ * from one at least: nothing more of it is awaited. A child that did not
+ * send t - 1 (gone, stalled, or new) is not waited for; its deltas,
+ * if they come, count late as ever. */
+static bool children_in(const struct coll_root *r, int64_t t)
+{
+	bool any = false;
+	for (uint32_t i = 0; i < r->n_kids; i++) {
+		if (r->kids[i].last >= t)
+			any = true;
+		else if (r->kids[i].last == t - 1)
+			return false;
+	}
+	return any;
 }
 
 void coll_root_remote_children(struct coll_root *r)
@@ -110,7 +152,8 @@ void coll_root_remote_children(struct coll_root *r)
 
 uint64_t coll_root_next_close_ns(const struct coll_root *r)
 {
-	return (uint64_t)(r->oldest + 1) * r->cfg.tick_ns + r->cfg.grace_ns;
+	uint64_t end = (uint64_t)(r->oldest + 1) * r->cfg.tick_ns;
+	return children_in(r, r->oldest) ? end : end + r->cfg.grace_ns;
 }
 
 void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_tick_fn *fn,

@@ -33,13 +33,20 @@ enum iop_err coll_root_new(const struct coll_root_cfg *cfg, uint64_t now_ns,
                            struct coll_root **out);
 void coll_root_free(struct coll_root *r);
 
-/* Merges a child's delta (it is not kept). The _take form may take its
- * histograms instead of copying them (coll_delta_merge_take): d is to be
- * reset or freed after, as the downlink's and the leaf's deltas are. */
+/* Merges a delta (it is not kept); its tick closes on the grace. */
 enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d);
-enum iop_err coll_root_delta_take(struct coll_root *r, struct coll_delta *d);
-/* Closes the ticks whose end + grace <= now_ns (every open one when flush),
- * oldest first. */
+/* Merges the delta of a child that sends one for every tick, in order (a
+ * leaf or a mid), named by its sender id; it may take d's histograms
+ * instead of copying them (coll_delta_merge_take): d is to be reset or
+ * freed after, as the downlink's and the leaf's deltas are. Once every
+ * child that sent the tick before a tick has sent it (and one has), that
+ * tick closes at once instead of at the end of its grace. A child that
+ * did not send the tick before (gone, stalled, just started) is not
+ * waited for. */
+enum iop_err coll_root_delta_from(struct coll_root *r, uint64_t sender, struct coll_delta *d);
+/* Closes the ticks whose end + grace <= now_ns, or whose every child has
+ * sent them (coll_root_delta_from), every open one when flush; oldest
+ * first. */
 void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_tick_fn *fn,
                        void *arg);
 uint64_t coll_root_next_close_ns(const struct coll_root *r);

@@ -335,17 +335,19 @@ static void on_root_tick(void *arg, const struct coll_delta *d, const struct col
 		r->view->tick(r->v);
 }
 
+/* The run's own leaf, as a child of sender id 0 (a remote one's is random):
+ * with no other child, the root closes each tick as this leaf hands it on. */
 static void on_leaf_delta(void *arg, struct coll_delta *d)
 {
 	struct run *r = arg;
-	(void)coll_root_delta_take(r->root, d); /* the leaf resets d next */
+	(void)coll_root_delta_from(r->root, 0, d); /* the leaf resets d next */
 }
 
-static void on_remote_delta(void *arg, struct coll_delta *d)
+static void on_remote_delta(void *arg, uint64_t sender, struct coll_delta *d)
 {
 	struct run *r = arg;
 	coll_root_remote_children(r->root); /* wait longer for what crosses the network */
-	(void)coll_root_delta_take(r->root, d); /* d is decoded afresh next */
+	(void)coll_root_delta_from(r->root, sender, d); /* d is decoded afresh next */
 	r->last_remote_ns = iop_real_ns();
 }
 
