@@ -24,6 +24,10 @@ struct coll_root {
 		int64_t last; /* the newest tick it sent */
 	} *kids;
 	uint32_t n_kids, cap_kids;
+	/* of them, for the oldest open tick t (kept as deltas come, counted
+	 * again when t closes: next_close is asked at every wake-up) */
+	uint32_t n_wait; /* sent t - 1 and not t: waited for */
+	uint32_t n_in;   /* sent t (or later) */
 };
 
 void coll_root_cfg_default(struct coll_root_cfg *cfg, uint64_t tick_ns)
@@ -104,20 +108,44 @@ enum iop_err coll_root_delta(struct coll_root *r, const struct coll_delta *d)
 	return root_delta(r, (struct coll_delta *)d, false);
 }
 
+/* A child whose newest tick is last, in n_wait or n_in (add) or out of
+ * them (!add), for the oldest open tick. */
+static void count_child(struct coll_root *r, int64_t last, bool add)
+{
+	uint32_t *n = last >= r->oldest ? &r->n_in : last == r->oldest - 1 ? &r->n_wait : NULL;
+	if (n)
+		*n = add ? *n + 1 : *n - 1;
+}
+
+/* n_wait and n_in for a new oldest open tick. */
+static void count_children(struct coll_root *r)
+{
+	r->n_wait = r->n_in = 0;
+	for (uint32_t i = 0; i < r->n_kids; i++)
+		count_child(r, r->kids[i].last, true);
+}
+
 /* sender sent a delta of tick t. A child past MAX_CHILDREN, or with no
- * memory for it, is not waited for: its ticks close on the grace. */
+ * memory for it, is not waited for: its ticks close on the grace. (The
+ * downlink keeps its children too, by sender, for their sequence numbers;
+ * this table also holds `iopulse run`'s own leaf.) */
 static void child_sent(struct coll_root *r, uint64_t sender, int64_t t)
 {
 	for (uint32_t i = 0; i < r->n_kids; i++)
 		if (r->kids[i].sender == sender) {
-			if (t > r->kids[i].last)
+			if (t > r->kids[i].last) {
+				count_child(r, r->kids[i].last, false);
 				r->kids[i].last = t;
+				count_child(r, t, true);
+			}
 			return;
 		}
 	if (r->n_kids < MAX_CHILDREN &&
 	    coll_array_room((void **)&r->kids, sizeof(*r->kids), r->n_kids, &r->cap_kids, 16) ==
-	        IOP_OK)
+	        IOP_OK) {
 		r->kids[r->n_kids++] = (struct root_child){sender, t};
+		count_child(r, t, true);
+	}
 }
 
 enum iop_err coll_root_delta_from(struct coll_root *r, uint64_t sender, struct coll_delta *d)
@@ -126,20 +154,13 @@ enum iop_err coll_root_delta_from(struct coll_root *r, uint64_t sender, struct c
 	return root_delta(r, d, true);
 }
 
-/* Tick t has come from every child that sent the tick before it, and
- * from one at least: nothing more of it is awaited. A child that did not
- * send t - 1 (gone, stalled, or new) is not waited for; its deltas,
- * if they come, count late as ever. */
-static bool children_in(const struct coll_root *r, int64_t t)
+/* The oldest open tick t has come from every child that sent the tick
+ * before it, and from one at least: nothing more of it is awaited. A
+ * child that did not send t - 1 (gone, stalled, or new) is not waited
+ * for; its deltas, if they come, count late as ever. */
+static bool children_in(const struct coll_root *r)
 {
-	bool any = false;
-	for (uint32_t i = 0; i < r->n_kids; i++) {
-		if (r->kids[i].last >= t)
-			any = true;
-		else if (r->kids[i].last == t - 1)
-			return false;
-	}
-	return any;
+	return r->n_wait == 0 && r->n_in > 0;
 }
 
 void coll_root_remote_children(struct coll_root *r)
@@ -153,7 +174,7 @@ void coll_root_remote_children(struct coll_root *r)
 uint64_t coll_root_next_close_ns(const struct coll_root *r)
 {
 	uint64_t end = (uint64_t)(r->oldest + 1) * r->cfg.tick_ns;
-	return children_in(r, r->oldest) ? end : end + r->cfg.grace_ns;
+	return children_in(r) ? end : end + r->cfg.grace_ns;
 }
 
 void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_tick_fn *fn,
@@ -179,6 +200,7 @@ void coll_root_advance(struct coll_root *r, uint64_t now_ns, bool flush, coll_ti
 		coll_delta_reset(d, r->oldest + RING);
 		r->folded_n[r->oldest % RING] = 0;
 		r->oldest++;
+		count_children(r);
 		/* its memory to the next ticks to fill, not 64 slots on */
 		for (int64_t t = r->oldest; t < r->oldest + 2; t++)
 			if (coll_delta_pass_memory(d, &r->ring[t % RING]))
