@@ -92,6 +92,7 @@ class Run:
         self.dir = tempfile.mkdtemp(prefix=f"iop-safety-{name}-")
         self.key = secrets.token_hex(16)
         self.url = f"ipc://{self.dir}/sink.ipc"
+        self.final_url = f"ipc://{self.dir}/final.ipc"
         self.sinks = []
         self.procs = []
 
@@ -116,15 +117,20 @@ class Run:
         os.makedirs(d, exist_ok=True)
         return d
 
-    def start_sink(self, expect_final, timeout_s=60, tag="sink", url=None, got=False):
+    def start_sink(self, expect_final, timeout_s=60, tag="sink", url=None, got=False,
+                   final=False):
         """Starts iop-sink and waits until it has bound its socket. got:
-        Sink.wait_got() may then wait for its first frame."""
+        Sink.wait_got() may then wait for its first frame. final: it also
+        answers last frames at self.final_url, as a leaf does (run.env(...,
+        final=True) points the shim there)."""
         n = len(self.sinks)
         out, ready = self.path(f"sink{n}.json"), self.path(f"sink{n}.ready")
         argv = [self.tools.sink, "--url", url or self.url, "--key", self.key,
                 "--out", out, "--expect-final", str(expect_final),
                 "--idle-ms", str(timeout_s * 1000), "--timeout-s", str(timeout_s),
                 "--ready", ready]
+        if final:
+            argv += ["--final-url", self.final_url]
         got_path = self.path(f"sink{n}.got") if got else None
         if got:
             argv += ["--got", got_path]
@@ -138,9 +144,11 @@ class Run:
             time.sleep(0.01)
         return sink
 
-    def env(self, mode, addr=None, extra=None):
+    def env(self, mode, addr=None, extra=None, final=False):
         """mode: "none" (no shim), "passive" (preloaded, no address) or
-        "active" (preloaded, sending to addr or this run's sink)."""
+        "active" (preloaded, sending to addr or this run's sink). final:
+        last frames to the sink's final_url, acknowledged (as under
+        `iopulse run`); else over PUSH with the rest, unacknowledged."""
         env = dict(os.environ)
         for k in ("LD_PRELOAD", "IOPULSE_ADDR", "IOPULSE_KEY", "IOPULSE_FINAL_ADDR"):
             env.pop(k, None)
@@ -149,6 +157,8 @@ class Run:
         if mode == "active":
             env["IOPULSE_ADDR"] = addr or self.url
             env["IOPULSE_KEY"] = self.key
+            if final:
+                env["IOPULSE_FINAL_ADDR"] = self.final_url
         env.update(extra or {})
         return env
 

@@ -7,8 +7,14 @@
  * once drained", "every POSIX child links to its MPI-IO parent") with jq or
  * jansson instead of trusting the collector under test.
  *
- *   iop-sink --url URL --key HEX32 [--out FILE] [--expect-final N]
- *            [--idle-ms MS] [--timeout-s S] [--ready FILE] [--got FILE]
+ *   iop-sink --url URL --key HEX32 [--final-url URL] [--out FILE]
+ *            [--expect-final N] [--idle-ms MS] [--timeout-s S]
+ *            [--ready FILE] [--got FILE] [--light]
+ *
+ * With --final-url it also binds a REP socket there and answers each last
+ * frame that comes over it, as a leaf's final.ipc does (IOPULSE_FINAL_ADDR):
+ * what the PULL socket holds is taken first, so the frames a process sent
+ * before its last come before it.
  *
  * Nothing is capped: every table grows with the data, so memory is bounded
  * by what was received (a frame's decode arrays by the largest frame). The
@@ -19,6 +25,7 @@
 #include <getopt.h>
 #include <nanomsg/nn.h>
 #include <nanomsg/pipeline.h>
+#include <nanomsg/reqrep.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,7 +450,44 @@ static bool elapsed(uint64_t since_ns, uint64_t now_ns, uint64_t limit_ms)
 
 static enum iop_err write_marker(const char *path, const char *url);
 
-static enum iop_err receive(struct sink *s, int sock)
+/* One message of sock (NN_DONTWAIT: false when it has none) taken. */
+static bool receive_one(struct sink *s, int sock, int flags, enum iop_err *err)
+{
+	void *msg = NULL;
+	int n = nn_recv(sock, &msg, NN_MSG, flags);
+	if (n < 0) {
+		int e = nn_errno();
+		if (e != ETIMEDOUT && e != EAGAIN && e != EINTR) {
+			fprintf(stderr, "iop-sink: receive: %s\n", nn_strerror(e));
+			*err = IOP_ERR_IO;
+		}
+		return false;
+	}
+	*err = take_message(s, msg, (size_t)n);
+	nn_freemsg(msg);
+	if (*err != IOP_OK)
+		fprintf(stderr, "iop-sink: %s\n", iop_strerror(*err));
+	return true;
+}
+
+/* A last frame over REP: what PULL holds first, then it, then the reply
+ * its sender waits for. */
+static bool receive_final(struct sink *s, int pull, int rep, enum iop_err *err)
+{
+	while (*err == IOP_OK && receive_one(s, pull, NN_DONTWAIT, err))
+		;
+	if (*err != IOP_OK || !receive_one(s, rep, NN_DONTWAIT, err))
+		return false;
+	if (*err != IOP_OK)
+		return true;
+	if (nn_send(rep, "ok", 2, NN_DONTWAIT) == 2)
+		s->finals_answered++;
+	else
+		fprintf(stderr, "iop-sink: cannot answer a last frame: %s\n", nn_strerror(nn_errno()));
+	return true;
+}
+
+static enum iop_err receive(struct sink *s, int pull, int rep)
 {
 	uint64_t start = iop_mono_ns(), last = 0;
 	for (;;) {
@@ -458,22 +502,25 @@ static enum iop_err receive(struct sink *s, int sock)
 			s->stop_reason = "timeout";
 		if (s->stop_reason)
 			return IOP_OK;
-		void *msg = NULL;
-		int n = nn_recv(sock, &msg, NN_MSG, 0);
-		if (n < 0) {
-			int e = nn_errno();
-			if (e == ETIMEDOUT || e == EAGAIN || e == EINTR)
-				continue;
-			fprintf(stderr, "iop-sink: receive: %s\n", nn_strerror(e));
-			return IOP_ERR_IO;
+		enum iop_err err = IOP_OK;
+		bool got;
+		if (rep < 0) {
+			got = receive_one(s, pull, 0, &err); /* waits SLICE_MS at most */
+		} else {
+			struct nn_pollfd p[2] = {{.fd = pull, .events = NN_POLLIN},
+			                         {.fd = rep, .events = NN_POLLIN}};
+			if (nn_poll(p, 2, SLICE_MS) < 0 && nn_errno() != EINTR) {
+				fprintf(stderr, "iop-sink: poll: %s\n", nn_strerror(nn_errno()));
+				return IOP_ERR_IO;
+			}
+			got = (p[1].revents & NN_POLLIN) ? receive_final(s, pull, rep, &err)
+			      : (p[0].revents & NN_POLLIN) && receive_one(s, pull, NN_DONTWAIT, &err);
 		}
-		last = iop_mono_ns();
-		enum iop_err err = take_message(s, msg, (size_t)n);
-		nn_freemsg(msg);
-		if (err != IOP_OK) {
-			fprintf(stderr, "iop-sink: %s\n", iop_strerror(err));
+		if (err != IOP_OK)
 			return err;
-		}
+		if (!got)
+			continue;
+		last = iop_mono_ns();
 		if (s->opt.got && s->frames && write_marker(s->opt.got, s->opt.url) == IOP_OK)
 			s->opt.got = NULL; /* said once */
 	}
@@ -492,15 +539,15 @@ static enum iop_err write_marker(const char *path, const char *url)
 	return close(fd) == 0 && ok ? IOP_OK : IOP_ERR_IO;
 }
 
-static int open_socket(const struct sink_opts *opt)
+/* A socket of protocol proto bound at url; -1 when it cannot be. */
+static int open_socket(int proto, const char *url)
 {
-	int s = nn_socket(AF_SP, NN_PULL);
+	int s = nn_socket(AF_SP, proto);
 	int timeo = SLICE_MS, maxsize = RCV_MAX_BYTES;
 	if (s < 0 || nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &timeo, sizeof timeo) < 0 ||
 	    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVMAXSIZE, &maxsize, sizeof maxsize) < 0 ||
-	    nn_bind(s, opt->url) < 0) {
-		fprintf(stderr, "iop-sink: cannot bind %s: %s\n", opt->url,
-		        nn_strerror(nn_errno()));
+	    nn_bind(s, url) < 0) {
+		fprintf(stderr, "iop-sink: cannot bind %s: %s\n", url, nn_strerror(nn_errno()));
 		if (s >= 0)
 			nn_close(s);
 		return -1;
@@ -512,9 +559,11 @@ static int open_socket(const struct sink_opts *opt)
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: iop-sink --url URL --key HEX32 [--out FILE] [--expect-final N]\n"
-	            "                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--got FILE]\n"
-	            "                [--light]\n"
+	fprintf(to, "usage: iop-sink --url URL --key HEX32 [--final-url URL] [--out FILE]\n"
+	            "                [--expect-final N] [--idle-ms MS] [--timeout-s S]\n"
+	            "                [--ready FILE] [--got FILE] [--light]\n"
+	            "  --final-url  a REP socket there answers each last frame sent to it\n"
+	            "               (the shim's IOPULSE_FINAL_ADDR)\n"
 	            "  --ready  a file made once the socket is bound\n"
 	            "  --got    a file made once a frame is accepted (a sender is connected)\n"
 	            "  --light  decode and check every frame, keep counters and stats, but not\n"
@@ -543,6 +592,7 @@ static bool parse_opts(int argc, char **argv, struct sink_opts *opt, struct iop_
 	                                         {"ready", required_argument, NULL, 'r'},
 	                                         {"got", required_argument, NULL, 'g'},
 	                                         {"light", no_argument, NULL, 'l'},
+	                                         {"final-url", required_argument, NULL, 'F'},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
 	bool have_key = false, ok = true;
@@ -576,6 +626,9 @@ static bool parse_opts(int argc, char **argv, struct sink_opts *opt, struct iop_
 			break;
 		case 'l':
 			opt->light = true;
+			break;
+		case 'F':
+			opt->final_url = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -647,15 +700,20 @@ int main(int argc, char **argv)
 	for (int l = 0; l < IOP_LAYER__COUNT; l++)
 		iop_hist_init(&s.lat[l]);
 	catch_signals();
-	int sock = open_socket(&s.opt);
-	if (sock < 0)
+	int sock = open_socket(NN_PULL, s.opt.url), rep = -1;
+	if (sock < 0 || (s.opt.final_url && (rep = open_socket(NN_REP, s.opt.final_url)) < 0)) {
+		if (sock >= 0)
+			nn_close(sock);
 		return 1;
+	}
 	enum iop_err err = IOP_OK;
 	if (s.opt.ready && (err = write_marker(s.opt.ready, s.opt.url)) != IOP_OK)
 		fprintf(stderr, "iop-sink: cannot create %s: %s\n", s.opt.ready, strerror(errno));
 	if (err == IOP_OK)
-		err = receive(&s, sock);
+		err = receive(&s, sock, rep);
 	nn_close(sock);
+	if (rep >= 0)
+		nn_close(rep);
 	if (err == IOP_OK && (err = sink_write_json(&s, s.opt.out)) != IOP_OK)
 		fprintf(stderr, "iop-sink: cannot write the summary: %s\n", iop_strerror(err));
 	sink_free(&s);

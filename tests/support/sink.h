@@ -103,6 +103,7 @@ struct sink_file {
 
 struct sink_opts {
 	const char *url, *out, *ready;
+	const char *final_url; /* a REP socket for last frames (NULL: none) */
 	const char *got; /* made at the first accepted frame (NULL: not asked, or made) */
 	uint64_t expect_final, idle_ms, timeout_s;
 	bool light; /* counters and stats only: no per-event work */
@@ -116,6 +117,7 @@ struct sink {
 	struct sink_map images;   /* node_id << 32 | pid -> its latest image's index + 1 */
 	struct sink_table files;  /* struct sink_file */
 	uint64_t frames, final_frames, events, dup_frames;
+	uint64_t finals_answered; /* messages answered on --final-url */
 	uint64_t run_calls;  /* events decoded from run records (IOP_EV_RUN) */
 	uint64_t wire_bytes; /* bytes of the frames accepted */
 	uint64_t rejected[IOP_ERR__COUNT], n_rejected;

@@ -415,6 +415,7 @@ static json_t *report(struct sink *s, struct totals *t)
 	json_t *o = json_object();
 	set(o, "frames", json_integer(num(s->frames)));
 	set(o, "final_frames", json_integer(num(s->final_frames)));
+	set(o, "finals_answered", json_integer(num(s->finals_answered)));
 	set(o, "events", json_integer(num(s->events)));
 	set(o, "run_calls", json_integer(num(s->run_calls)));
 	set(o, "wire_bytes", json_integer(num(s->wire_bytes)));
