@@ -207,8 +207,9 @@ void shim_finish(const char *why)
 	if (t)
 		t->busy = 1; /* the flush's own I/O is not recorded */
 	atomic_store(&shim.state, SHIM_OFF);
-	iop_debug("finishing (%s); %llu calls sited by an unwind", why,
-		  (unsigned long long)shim_sites_unwinds());
+	iop_debug("finishing (%s); %llu calls sited by an unwind; %llu ring pages put in "
+		  "ahead", why, (unsigned long long)shim_sites_unwinds(),
+		  (unsigned long long)shim_ring_pages_ahead());
 	if (shim_sites_overflow())
 		iop_info("%llu lookups found no room in the site cache (their calls "
 			 "carry site 0)", (unsigned long long)shim_sites_overflow());

@@ -225,6 +225,7 @@ static void drain(struct shim_thread *t)
 	}
 	t->drained += taken;
 	atomic_store_explicit(&t->tail, tail, memory_order_release);
+	shim_ring_ahead(t, head);
 }
 
 /* Adds what full rings dropped since the last look to the counters. */

@@ -226,6 +226,75 @@ void shim_threads_after_fork(void)
 		memset(self->drops_seen, 0, sizeof self->drops_seen);
 		self->drops_taken = 0;
 		self->next = NULL;
+		/* its pages are the parent's until written (copy on write) */
+		self->ring_base = self->ring_ready = self->head_seen = head;
 	}
 	atomic_store(&shim.threads, self);
+}
+
+/* ------------------------------------------------------------ ring pages */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Slots put in ahead of head: RING_AHEAD_MIN (48 KiB) for a thread that
+ * wrote fewer than RING_BUSY since the sender's last look, else half the
+ * ring. A busy thread's next round may be far off: the sender naps until a
+ * ring is to be a quarter full (sender.c next_nap_ns), 16 ms after a 1 ms
+ * round of 1000 calls. A thread that makes a few calls is not given pages
+ * it will not use. */
+#define RING_AHEAD_MIN 1024u
+#define RING_BUSY      256u
+
+static _Atomic bool ring_ahead_off; /* the kernel has no MADV_POPULATE_WRITE */
+static _Atomic uint64_t ring_pages_ahead; /* pages put in so */
+
+uint64_t shim_ring_pages_ahead(void)
+{
+	return atomic_load_explicit(&ring_pages_ahead, memory_order_relaxed);
+}
+
+/* Faults in the pages of ring slots [from, to) (absolute: mod SHIM_RING). */
+static bool ring_populate(struct shim_thread *t, uint64_t from, uint64_t to)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	while (from < to) {
+		uint64_t i = from & (SHIM_RING - 1), n = to - from;
+		if (n > SHIM_RING - i)
+			n = SHIM_RING - i; /* up to the ring's end, then from its start */
+		uintptr_t a = (uintptr_t)&t->ring[i] & ~(page - 1);
+		uintptr_t b = ((uintptr_t)&t->ring[i + n] + page - 1) & ~(page - 1);
+		/* SYS_madvise: the sender's own, not a call of the application's */
+		if (syscall(SYS_madvise, (void *)a, b - a, MADV_POPULATE_WRITE) != 0) {
+			if (errno == EINVAL)
+				atomic_store_explicit(&ring_ahead_off, true, memory_order_relaxed);
+			return false;
+		}
+		atomic_fetch_add_explicit(&ring_pages_ahead, (b - a) / page, memory_order_relaxed);
+		from += n;
+	}
+	return true;
+}
+
+void shim_ring_ahead(struct shim_thread *t, uint64_t head)
+{
+	const uint64_t all = t->ring_base + SHIM_RING;
+	if (t->ring_ready >= all)
+		return;
+	uint64_t burst = head - t->head_seen;
+	t->head_seen = head;
+	if (head >= all || atomic_load_explicit(&ring_ahead_off, memory_order_relaxed)) {
+		t->ring_ready = all; /* every page touched, or nothing to do it with */
+		return;
+	}
+	uint64_t ahead = burst >= RING_BUSY ? SHIM_RING / 2 : RING_AHEAD_MIN;
+	/* batched: nothing while half of what should be ahead still is */
+	if (t->ring_ready >= head + ahead / 2)
+		return;
+	uint64_t from = t->ring_ready > head ? t->ring_ready : head;
+	uint64_t to = head + ahead < all ? head + ahead : all;
+	int saved = errno;
+	t->ring_ready = ring_populate(t, from, to) ? to : all; /* failed: the thread's own faults */
+	errno = saved;
 }
