@@ -172,7 +172,7 @@ static void count(uint32_t file, unsigned layer, unsigned cls, uint64_t ops, uin
 }
 
 /* Moves events from one ring to the stage, converting ticks to ns. */
-static void drain(struct shim_thread *t)
+static void drain(struct shim_thread *t, uint64_t now_ns)
 {
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
@@ -225,7 +225,7 @@ static void drain(struct shim_thread *t)
 	}
 	t->drained += taken;
 	atomic_store_explicit(&t->tail, tail, memory_order_release);
-	shim_ring_ahead(t, head);
+	shim_ring_ahead(t, head, now_ns);
 }
 
 /* Adds what full rings dropped since the last look to the counters. */
@@ -256,11 +256,12 @@ static void collect(void)
 {
 	struct shim_thread *prev = NULL;
 	S.rings_left = S.stage_full = false;
+	const uint64_t now = iop_mono_ns();
 	for (struct shim_thread *t = atomic_load(&shim.threads); t;) {
 		/* Whether it had exited, read before its ring and drop cells: then
 		 * everything it wrote before exiting is visible to what follows. */
 		bool dead = atomic_load_explicit(&t->dead, memory_order_acquire);
-		drain(t);
+		drain(t, now);
 		fold_drops(t);
 		struct shim_thread *next = t->next;
 		bool empty = atomic_load(&t->tail) == atomic_load(&t->head);

@@ -154,7 +154,7 @@ struct shim_thread {
 	struct shim_thread *next;
 	/* the ring's pages put in ahead of head (shim_ring_ahead): slots
 	 * [ring_base, ring_ready) have theirs; all do at ring_base + SHIM_RING */
-	uint64_t ring_base, ring_ready, head_seen;
+	uint64_t ring_base, ring_ready, head_seen, seen_ns;
 	_Alignas(SHIM_CACHE_LINE) union shim_slot ring[SHIM_RING];
 };
 _Static_assert(offsetof(struct shim_thread, shim_ticks) + sizeof(uint64_t) <= SHIM_CACHE_LINE,
@@ -524,11 +524,11 @@ int shim_sender_start(void);
 /* A forked child's state (its fork handler, in this order): threads and
  * objects, then the sender, which says whether the child records. */
 void shim_threads_after_fork(void);
-/* From the sender, with the head it read: faults in the pages of t's ring
+/* From the sender, with the head it read at now_ns: faults in the pages of t's ring
  * that the thread will write before the next round, so that its calls do
  * not (each first touch of a page costs the thread a fault after its
  * call's clock read, ~1 us, and much more on a host short of free pages). */
-void shim_ring_ahead(struct shim_thread *t, uint64_t head);
+void shim_ring_ahead(struct shim_thread *t, uint64_t head, uint64_t now_ns);
 /* Pages shim_ring_ahead() put in, in this process (IOPULSE_LOG=debug says
  * it at exit). */
 uint64_t shim_ring_pages_ahead(void);

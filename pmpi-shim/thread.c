@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "shim.h"
 
 __thread struct shim_thread *shim_self_tls __attribute__((tls_model("initial-exec")));
@@ -46,6 +47,7 @@ struct shim_thread *shim_thread_slow(void)
 	t->busy = 1; /* nothing below may record */
 	t->tid = atomic_fetch_add(&shim.n_threads, 1) + 1;
 	t->next_call = (uint64_t)t->tid << 40;
+	t->seen_ns = iop_mono_ns(); /* its ring's pages: the rate from now on (shim_ring_ahead) */
 	struct shim_thread *head = atomic_load(&shim.threads);
 	do
 		t->next = head;
@@ -228,6 +230,7 @@ void shim_threads_after_fork(void)
 		self->next = NULL;
 		/* its pages are the parent's until written (copy on write) */
 		self->ring_base = self->ring_ready = self->head_seen = head;
+		self->seen_ns = 0;
 	}
 	atomic_store(&shim.threads, self);
 }
@@ -238,14 +241,13 @@ void shim_threads_after_fork(void)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-/* Slots put in ahead of head: RING_AHEAD_MIN (48 KiB) for a thread that
- * wrote fewer than RING_BUSY since the sender's last look, else half the
- * ring. A busy thread's next round may be far off: the sender naps until a
- * ring is to be a quarter full (sender.c next_nap_ns), 16 ms after a 1 ms
- * round of 1000 calls. A thread that makes a few calls is not given pages
- * it will not use. */
-#define RING_AHEAD_MIN 1024u
-#define RING_BUSY      256u
+/* Slots put in ahead of head: twice what the thread would write in a
+ * whole interval at the rate it wrote since the sender's last look (the
+ * sender's next round comes within an interval, sooner for a busy thread:
+ * sender.c next_nap_ns), at least RING_AHEAD_MIN (12 KiB), at most half
+ * the ring. A thread that makes a few calls is not given pages it will
+ * not use (a burst of 300 calls in a round: 28 KiB, not 1.5 MiB). */
+#define RING_AHEAD_MIN 256u
 
 static _Atomic bool ring_ahead_off; /* the kernel has no MADV_POPULATE_WRITE */
 static _Atomic uint64_t ring_pages_ahead; /* pages put in so */
@@ -277,18 +279,25 @@ static bool ring_populate(struct shim_thread *t, uint64_t from, uint64_t to)
 	return true;
 }
 
-void shim_ring_ahead(struct shim_thread *t, uint64_t head)
+void shim_ring_ahead(struct shim_thread *t, uint64_t head, uint64_t now_ns)
 {
 	const uint64_t all = t->ring_base + SHIM_RING;
 	if (t->ring_ready >= all)
 		return;
-	uint64_t burst = head - t->head_seen;
+	uint64_t burst = head - t->head_seen, elapsed = now_ns - t->seen_ns;
 	t->head_seen = head;
+	t->seen_ns = now_ns;
 	if (head >= all || atomic_load_explicit(&ring_ahead_off, memory_order_relaxed)) {
 		t->ring_ready = all; /* every page touched, or nothing to do it with */
 		return;
 	}
-	uint64_t ahead = burst >= RING_BUSY ? SHIM_RING / 2 : RING_AHEAD_MIN;
+	const uint64_t interval_ns = (uint64_t)shim.interval_ms * 1000000u;
+	uint64_t ahead = SHIM_RING / 2;
+	if (burst < SHIM_RING / 4 && elapsed > 0) {
+		uint64_t rate_ahead = 2 * burst * interval_ns / elapsed;
+		ahead = rate_ahead < RING_AHEAD_MIN ? RING_AHEAD_MIN
+		        : rate_ahead < SHIM_RING / 2 ? rate_ahead : SHIM_RING / 2;
+	}
 	/* batched: nothing while half of what should be ahead still is */
 	if (t->ring_ready >= head + ahead / 2)
 		return;
