@@ -6,7 +6,14 @@
  *          iopulse-sender: the sender and nanomsg's workers) must not hold
  *          probe.dat and must hold nanomsg's socket; the main thread must
  *          hold no socket, eventfd or epoll (this program makes none).
- *          Prints "senders N" (threads named iopulse-sender) and "ok".
+ *          Prints "senders N" (threads named iopulse-sender), "nanomsg N"
+ *          (sockets, eventfds and epolls in their table), "fd2 LINK"
+ *          (what their descriptor 2 is) and "ok".
+ *   nostd  closes stdin and stderr and runs itself again as table: the
+ *          sender's 2 must be /dev/null and its table must hold as many of
+ *          nanomsg's as with them (a program started so had nanomsg's
+ *          first eventfd on 2 until the sender put /dev/null there, and
+ *          then aborted).
  *   shared the opposite, where unshare is refused (no_unshare): the shim's
  *          threads hold probe.dat, and nanomsg's socket is in the main
  *          thread's table too.
@@ -43,6 +50,28 @@ static bool holds(const char *tid, const char *text, bool whole)
 	return found;
 }
 
+/* Descriptors in thread tid's table whose link starts with one of kinds. */
+static int count_kinds(const char *tid, const char *const *kinds, size_t n_kinds)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/self/task/%s/fd", tid);
+	DIR *d = opendir(dir);
+	CHECK(d != NULL, "opendir %s", dir);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char fd[128], link[4096];
+		snprintf(fd, sizeof fd, "%s/%s", dir, e->d_name);
+		ssize_t len = e->d_name[0] == '.' ? -1 : readlink(fd, link, sizeof link - 1);
+		if (len < 0)
+			continue;
+		link[len] = 0;
+		for (size_t k = 0; k < n_kinds; k++)
+			n += strncmp(link, kinds[k], strlen(kinds[k])) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
 static void comm_of(const char *tid, char *comm, size_t len)
 {
 	char path[64];
@@ -73,7 +102,8 @@ static int table(bool own)
 	CHECK(holds(self, probe, true), "the main thread's table lacks %s", probe);
 	DIR *d = opendir("/proc/self/task");
 	CHECK(d != NULL, "opendir /proc/self/task");
-	int senders = 0;
+	int senders = 0, nanomsg = -1;
+	char fd2[256] = "none";
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0)
 			continue;
@@ -85,12 +115,23 @@ static int table(bool own)
 		CHECK(holds(e->d_name, probe, true) == !own, "thread %s (%s) %s %s", e->d_name,
 		      comm, own ? "shares the table: it holds" : "has a table of its own: it lacks",
 		      probe);
-		CHECK(holds(e->d_name, "socket:", false), "thread %s (%s) holds no socket",
-		      e->d_name, comm);
+		/* nanomsg connects in the background: its socket within 5 s */
+		bool socket = false;
+		for (double end = safety_now() + 5; !socket && safety_now() < end; usleep(10000))
+			socket = holds(e->d_name, "socket:", false);
+		CHECK(socket, "thread %s (%s) holds no socket", e->d_name, comm);
+		if (nanomsg < 0) {
+			nanomsg = count_kinds(e->d_name, shim_kinds,
+			                      sizeof shim_kinds / sizeof *shim_kinds);
+			char path[64];
+			snprintf(path, sizeof path, "/proc/self/task/%s/fd/2", e->d_name);
+			ssize_t n = readlink(path, fd2, sizeof fd2 - 1);
+			fd2[n > 0 ? n : 0] = 0;
+		}
 	}
 	closedir(d);
 	CLOSE_OK(fd);
-	printf("senders %d\nok\n", senders);
+	printf("senders %d\nnanomsg %d\nfd2 %s\nok\n", senders, nanomsg, fd2[0] ? fd2 : "closed");
 	return 0;
 }
 
@@ -108,7 +149,15 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "table") == 0 || strcmp(argv[1], "shared") == 0))
 		return table(strcmp(argv[1], "table") == 0);
+	if (argc == 2 && strcmp(argv[1], "nostd") == 0) {
+		fflush(stdout);
+		close(0);
+		close(2);
+		execl("/proc/self/exe", argv[0], "table", (char *)NULL);
+		printf("SURPRISE exec: %s\n", strerror(errno));
+		return 1;
+	}
 	CHECK(argc == 3 && strcmp(argv[1], "burst") == 0,
-	      "usage: fd_table_test table|shared|burst N");
+	      "usage: fd_table_test table|shared|nostd|burst N");
 	return burst(atol(argv[2]));
 }

@@ -183,7 +183,8 @@ class Run:
         """Runs a program that must exit 0; its stdout."""
         t0 = time.monotonic()
         rc, out, err, _ = self.finish(self.start(argv, env, cwd), timeout, what)
-        check(rc == 0, f"{what} exited with status {rc}\n--- stderr ---\n{err}")
+        check(rc == 0, f"{what} exited with status {rc}\n--- stdout ---\n{out}"
+                       f"--- stderr ---\n{err}")
         if err.strip():
             print(f"{what} stderr:\n{err.rstrip()}")
         return out, time.monotonic() - t0
