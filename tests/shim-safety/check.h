@@ -43,6 +43,19 @@ static inline double safety_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Runs this program again as `argv0 mode` with stdin and stderr closed,
+ * as a program started without them is; returns only when the exec fails
+ * (1, said on stdout: there is no stderr by then). */
+static inline int safety_exec_without_std(const char *argv0, const char *mode)
+{
+	fflush(stdout);
+	close(0);
+	close(2);
+	execl("/proc/self/exe", argv0, mode, (char *)NULL);
+	printf("SURPRISE exec: %s\n", strerror(errno));
+	return 1;
+}
+
 /* A buffer of n bytes of a recognisable pattern (static: n <= 64 KiB). */
 static inline const char *safety_pattern(size_t n)
 {

@@ -81,14 +81,8 @@ int main(int argc, char **argv)
 		return dup2_over();
 	if (strcmp(argv[1], "std-child") == 0)
 		return without_std();
-	if (strcmp(argv[1], "std") == 0) {
-		fflush(stdout);
-		close(0);
-		close(2);
-		execl("/proc/self/exe", argv[0], "std-child", (char *)NULL);
-		printf("SURPRISE exec: %s\n", strerror(errno));
-		return 1;
-	}
+	if (strcmp(argv[1], "std") == 0)
+		return safety_exec_without_std(argv[0], "std-child");
 	if (strcmp(argv[1], "loop") == 0) {
 		for (int fd = 3; fd < 4096; fd++)
 			close(fd); /* most are not open: EBADF is expected */

@@ -149,14 +149,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "table") == 0 || strcmp(argv[1], "shared") == 0))
 		return table(strcmp(argv[1], "table") == 0);
-	if (argc == 2 && strcmp(argv[1], "nostd") == 0) {
-		fflush(stdout);
-		close(0);
-		close(2);
-		execl("/proc/self/exe", argv[0], "table", (char *)NULL);
-		printf("SURPRISE exec: %s\n", strerror(errno));
-		return 1;
-	}
+	if (argc == 2 && strcmp(argv[1], "nostd") == 0)
+		return safety_exec_without_std(argv[0], "table");
 	CHECK(argc == 3 && strcmp(argv[1], "burst") == 0,
 	      "usage: fd_table_test table|shared|nostd|burst N");
 	return burst(atol(argv[2]));
