@@ -14,8 +14,9 @@ quantiles: stream_prog (N pwrite calls of one block size, each timed by
   - the p50 and p99 the sink computes from the decoded durations are
     within the histogram's error (1/64) of the program's own figures,
     plus what the program's timing holds and the shim's leaves out (its
-    entry and exit, up to 4 % below): a run's durations are rebuilt from
-    its histogram;
+    entry and exit, up to 4 % below, and calls preempted there: down to
+    the program's quantile 0.5 % of the calls lower), never above: a
+    run's durations are rebuilt from its histogram;
   - the program's thread took page faults in fewer than 1 % of its calls
     (the shim's sender puts its ring's pages in ahead: a fault is time the
     program's timing holds and the shim's does not).
@@ -44,6 +45,7 @@ import tempfile
 import time
 
 TIMEOUT_S = 120
+RANK_SLACK = 0.005  # of the calls: how far below the program's quantile the sink's may rank
 
 
 def fail(msg):
@@ -130,15 +132,26 @@ def case_quantiles(args, tmp):
         for q, key in quantiles:
             want = quantile(truth, q)
             got = lat[key]
-            # the sink's figure: the middle of its bucket (1/64); the
+            # The sink's figure: the middle of its bucket (1/64). The
             # program's: the shim's time plus its entry and exit, and
             # whatever befell the thread there (up to -3.1 % in 24 runs
-            # here, with runs and without; a share of CI's loaded cores)
-            if not want * (1 - 1 / 64 - 0.04) <= got <= want * (1 + 1 / 64 + 0.005):
-                fail("%s: sink %s %d ns, the program's own %d ns: off by %.2f %%"
-                     % (name, key, got, want, 100.0 * (got - want) / want))
-            print("ok: %s: %s %d ns against the program's %d ns (%+.2f %%)"
-                  % (name, key, got, want, 100.0 * (got - want) / want))
+            # here, with runs and without; a share of CI's loaded cores):
+            # a call preempted outside the shim's clock reads is slow to
+            # the program only, and a few such calls among the slowest
+            # move the program's p99 up by their ranks (on a loaded CI
+            # host, with its ring's page faults gone: the shim's p99
+            # 647 us, the program's 697, -7.1 %). So the sink's quantile
+            # may be the program's up to RANK_SLACK below (15 of 3000
+            # calls), never above.
+            low = quantile(truth, q - RANK_SLACK)
+            at = sum(1 for t in truth if t <= got) / len(truth)
+            if not low * (1 - 1 / 64 - 0.04) <= got <= want * (1 + 1 / 64 + 0.005):
+                fail("%s: sink %s %d ns, the program's own %d ns: off by %.2f %% (the "
+                     "program's p%.1f; its p%.1f is %d ns)"
+                     % (name, key, got, want, 100.0 * (got - want) / want, 100 * at,
+                        100 * (q - RANK_SLACK), low))
+            print("ok: %s: %s %d ns against the program's %d ns (%+.2f %%; the program's "
+                  "p%.1f)" % (name, key, got, want, 100.0 * (got - want) / want, 100 * at))
         print("ok: %s: %d calls exact, %.3f of them in runs, %.3f bytes a call on the wire"
               % (name, n, share, per_call))
 
