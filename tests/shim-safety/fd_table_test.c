@@ -26,32 +26,9 @@
 
 #include "check.h"
 
-/* Whether thread tid's table holds a descriptor whose link is text (whole)
- * or starts with it. */
-static bool holds(const char *tid, const char *text, bool whole)
-{
-	char dir[64];
-	snprintf(dir, sizeof dir, "/proc/self/task/%s/fd", tid);
-	DIR *d = opendir(dir);
-	CHECK(d != NULL, "opendir %s", dir);
-	bool found = false;
-	for (struct dirent *e; !found && (e = readdir(d));) {
-		if (e->d_name[0] == '.')
-			continue;
-		char fd[128], link[4096];
-		snprintf(fd, sizeof fd, "%s/%s", dir, e->d_name);
-		ssize_t n = readlink(fd, link, sizeof link - 1);
-		if (n < 0)
-			continue; /* the opendir's own descriptor, closed meanwhile */
-		link[n] = 0;
-		found = whole ? strcmp(link, text) == 0 : strncmp(link, text, strlen(text)) == 0;
-	}
-	closedir(d);
-	return found;
-}
-
-/* Descriptors in thread tid's table whose link starts with one of kinds. */
-static int count_kinds(const char *tid, const char *const *kinds, size_t n_kinds)
+/* Descriptors in thread tid's table whose link is one of texts (whole) or
+ * starts with one. */
+static int count_links(const char *tid, const char *const *texts, size_t n_texts, bool whole)
 {
 	char dir[64];
 	snprintf(dir, sizeof dir, "/proc/self/task/%s/fd", tid);
@@ -59,17 +36,27 @@ static int count_kinds(const char *tid, const char *const *kinds, size_t n_kinds
 	CHECK(d != NULL, "opendir %s", dir);
 	int n = 0;
 	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
 		char fd[128], link[4096];
 		snprintf(fd, sizeof fd, "%s/%s", dir, e->d_name);
-		ssize_t len = e->d_name[0] == '.' ? -1 : readlink(fd, link, sizeof link - 1);
+		ssize_t len = readlink(fd, link, sizeof link - 1);
 		if (len < 0)
-			continue;
+			continue; /* the opendir's own descriptor, closed meanwhile */
 		link[len] = 0;
-		for (size_t k = 0; k < n_kinds; k++)
-			n += strncmp(link, kinds[k], strlen(kinds[k])) == 0;
+		for (size_t k = 0; k < n_texts; k++)
+			n += whole ? strcmp(link, texts[k]) == 0
+			           : strncmp(link, texts[k], strlen(texts[k])) == 0;
 	}
 	closedir(d);
 	return n;
+}
+
+/* Whether thread tid's table holds a descriptor whose link is text (whole)
+ * or starts with it. */
+static bool holds(const char *tid, const char *text, bool whole)
+{
+	return count_links(tid, &text, 1, whole) > 0;
 }
 
 static void comm_of(const char *tid, char *comm, size_t len)
@@ -121,8 +108,8 @@ static int table(bool own)
 			socket = holds(e->d_name, "socket:", false);
 		CHECK(socket, "thread %s (%s) holds no socket", e->d_name, comm);
 		if (nanomsg < 0) {
-			nanomsg = count_kinds(e->d_name, shim_kinds,
-			                      sizeof shim_kinds / sizeof *shim_kinds);
+			nanomsg = count_links(e->d_name, shim_kinds,
+			                      sizeof shim_kinds / sizeof *shim_kinds, false);
 			char path[64];
 			snprintf(path, sizeof path, "/proc/self/task/%s/fd/2", e->d_name);
 			ssize_t n = readlink(path, fd2, sizeof fd2 - 1);
