@@ -52,13 +52,22 @@ class Pane:
         self.tmux("send-keys", "-t", "t", *keys)
 
     def wait(self, what, pred, timeout=TIMEOUT_S):
+        """The screen once pred holds on it and a second capture 50 ms later
+        is the same: the dashboard's redraw reaches the terminal in many
+        write()s (strace of a replay switching heatmaps: 9 to 266 bytes
+        each), and tmux can answer a capture between them, with the top of
+        the screen new and the rest old (a CI run under ASan read the io
+        pressure heatmap's title over the p99 heatmap's rows; 1 capture in
+        20,772 read so here, ASan build beside 2 CPU hogs)."""
         deadline = time.time() + timeout
         s = ""
         while time.time() < deadline:
             s = self.screen()
             try:
                 if pred(s):
-                    return s
+                    time.sleep(0.05)
+                    if self.screen() == s:
+                        return s
             except (ValueError, IndexError, KeyError, AttributeError, TypeError):
                 pass
             time.sleep(0.2)
